@@ -1,0 +1,118 @@
+// Configuration: the values of one scope's keys (the server's, or one
+// bucket's), checked against the Schema.
+//
+// Loading and setting are all-or-nothing: a refused document or value changes
+// nothing, and the returned status names the key, the value and what was
+// expected. Reads are cheap but take a shared lock and copy the value;
+// components on a hot path read once and keep the value current with a
+// listener.
+//
+// Thread-safety: every member function may be called from any thread.
+//
+// Listeners: addListener(key, fn) registers fn to be called after each
+// successful set() of that key that changed its value, with the new value.
+//  - fn runs synchronously on the thread that called set(), after the new
+//    value is visible to readers and with no lock of the value table held;
+//    set() returns once every listener has returned.
+//  - Changes are delivered one at a time: sets are serialised, so listeners
+//    see changes in the order they were made, never concurrently.
+//  - A listener may read the configuration, call set() (of another key; a set
+//    of the same key recurses), and add or remove listeners.
+//  - It must not block waiting for another thread that may itself call set()
+//    or removeListener() on this Configuration: that thread waits for it.
+//  - removeListener(id) returns only once that listener is not running (unless
+//    called from inside a listener on the same thread), so the state a
+//    listener captured may be destroyed right after.
+//  - If a listener throws, the value stays set, later listeners still run,
+//    and set() returns Internal with the exception's message.
+// load*() is for start-up and calls no listener.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+
+#include <absl/status/status.h>
+#include <nlohmann/json.hpp>
+
+#include "config/schema.h"
+
+namespace syncwrite::config {
+
+class Configuration {
+ public:
+  using Listener = std::function<void(const nlohmann::json& new_value)>;
+  using ListenerId = uint64_t;
+
+  // Every key of `scope` at its default.
+  explicit Configuration(Scope scope, const Schema& schema = Schema::builtin());
+
+  Configuration(const Configuration&) = delete;
+  Configuration& operator=(const Configuration&) = delete;
+
+  // Applies a JSON object of key → value over the current values. Refuses,
+  // changing nothing: malformed JSON (with its byte position), a document that
+  // is not an object, an unknown key, a key of the other scope, a value of the
+  // wrong type, out of range or not in the enum.
+  absl::Status loadString(std::string_view json_text);
+  absl::Status loadJson(const nlohmann::json& object);
+  // As loadString, from a file; NotFound naming the path when it cannot be read.
+  absl::Status loadFile(const std::filesystem::path& path);
+
+  // Changes one key at runtime. Refuses, changing nothing: an unknown key
+  // (NotFound), a key of the other scope or an invalid value (InvalidArgument),
+  // a key that is not dynamic (FailedPrecondition).
+  absl::Status set(std::string_view key, const nlohmann::json& value);
+  // As set(), with the value written as text ("polling", "25", "true").
+  absl::Status setFromText(std::string_view key, std::string_view text);
+
+  // The current value. Asking for a key this scope does not have, or with the
+  // wrong accessor for its type, is a programming error: std::invalid_argument.
+  nlohmann::json get(std::string_view key) const;
+  bool getBool(std::string_view key) const;
+  uint64_t getUnsigned(std::string_view key) const;
+  std::chrono::milliseconds getDuration(std::string_view key) const;
+  std::string getString(std::string_view key) const;  // kString and kEnum
+
+  // Every key of this scope with its current value.
+  nlohmann::json toJson() const;
+
+  Scope scope() const noexcept { return scope_; }
+  const Schema& schema() const noexcept { return schema_; }
+
+  // See the file comment. Throws std::invalid_argument for a key this scope
+  // does not have.
+  ListenerId addListener(std::string_view key, Listener fn);
+  // Returns false when `id` is not registered (never was, or already removed).
+  bool removeListener(ListenerId id);
+
+ private:
+  // The spec of a key of this scope, or an error status explaining why not.
+  absl::StatusOr<const KeySpec*> lookup(std::string_view key) const;
+  const KeySpec& specForRead(std::string_view key, ValueType want1, ValueType want2) const;
+
+  const Schema& schema_;
+  const Scope scope_;
+
+  mutable std::shared_mutex values_mutex_;
+  std::map<std::string, nlohmann::json, std::less<>> values_;
+
+  // Held while listeners run (serialises set() and orders removeListener()
+  // after a running notification); recursive so listeners may call back in.
+  std::recursive_mutex notify_mutex_;
+  struct Registration {
+    std::string key;
+    std::shared_ptr<Listener> fn;
+  };
+  std::map<ListenerId, Registration> listeners_;  // guarded by notify_mutex_
+  ListenerId next_listener_id_ = 1;               // guarded by notify_mutex_
+};
+
+}  // namespace syncwrite::config
