@@ -1,0 +1,62 @@
+// AckState: which prepares each node of the topology has acknowledged, and
+// from that, whether a prepare at a given seqno and level is satisfied.
+//
+// Acknowledgements are cumulative, as in kv_engine's DCP_SEQNO_ACKNOWLEDGED:
+// a replica that acks prepared seqno N has every prepare up to N (and, for
+// prepares that need persistence, has persisted them — the replica waits for
+// that before it acks). So one number per node is the whole state, and a
+// SyncWrite carries no per-node bookkeeping.
+//
+// The active node's own acknowledgement: it holds every prepare in memory as
+// soon as it is added, so it always counts for kMajority; for the levels that
+// need persistence on the active, it counts once notifyLocalPersistence() has
+// reached the prepare's seqno.
+//
+// Not thread-safe: the owning monitor guards it with its lock.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+
+#include "durability/level.h"
+#include "durability/topology.h"
+
+namespace syncwrite::durability {
+
+using Seqno = uint64_t;
+
+class AckState {
+ public:
+  explicit AckState(ReplicationTopology topology);
+
+  // Replaces the topology. Acks of nodes present in both are kept; new nodes
+  // start with nothing acknowledged.
+  void setTopology(ReplicationTopology topology);
+  const ReplicationTopology& topology() const noexcept { return topology_; }
+
+  // `node` has every prepare up to `prepared_seqno`. A lower seqno than the
+  // node already acked is ignored (acks never go backwards). Returns false,
+  // changing nothing, when `node` is not a replica of the topology.
+  bool seqnoAck(const std::string& node, Seqno prepared_seqno);
+
+  // The active has persisted everything up to `persisted_seqno`.
+  void localPersistence(Seqno persisted_seqno) noexcept;
+
+  // True when every chain has a majority of acks for `seqno` at `level`,
+  // the active among them. Cost: O(nodes), at most 8.
+  bool isSatisfied(Seqno seqno, Level level) const noexcept;
+
+  // What `node` has acked (0 for none or an unknown node).
+  Seqno ackedSeqno(const std::string& node) const noexcept;
+  Seqno persistedSeqno() const noexcept { return persisted_seqno_; }
+
+ private:
+  ReplicationTopology topology_;
+  absl::flat_hash_map<std::string, Seqno> replica_acks_;
+  Seqno persisted_seqno_ = 0;
+};
+
+}  // namespace syncwrite::durability
