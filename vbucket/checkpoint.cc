@@ -1,0 +1,74 @@
+#include "vbucket/checkpoint.h"
+
+namespace syncwrite::vbucket {
+
+void EntryChain::append(EntryChain other) noexcept {
+  if (other.empty()) return;
+  if (empty()) {
+    *this = other;
+    return;
+  }
+  last->next = other.first;
+  last = other.last;
+  count += other.count;
+  bytes += other.bytes;
+}
+
+void freeChain(EntryChain chain) noexcept {
+  CheckpointLink* link = chain.first;
+  while (link != nullptr) {
+    auto* entry = static_cast<CheckpointEntry*>(link);
+    link = entry->next;
+    delete entry;
+  }
+}
+
+Checkpoint::~Checkpoint() {
+  if (num_items_ == 0) return;
+  freeChain({static_cast<CheckpointEntry*>(sentinel_.next), static_cast<CheckpointEntry*>(tail_),
+             num_items_, bytes_});
+}
+
+void Checkpoint::append(CheckpointEntry* entry) noexcept {
+  entry->next = nullptr;
+  entry->ordinal = ++appended_;
+  bytes_appended_ += CheckpointEntry::entryBytes(*entry->item);
+  entry->bytes_through = bytes_appended_;
+  tail_->next = entry;
+  tail_ = entry;
+  ++num_items_;
+  bytes_ = bytes_appended_ - bytes_expelled_;
+}
+
+EntryChain Checkpoint::detachThrough(CheckpointEntry* through) noexcept {
+  EntryChain chain;
+  chain.first = static_cast<CheckpointEntry*>(sentinel_.next);
+  chain.last = through;
+  chain.count = through->ordinal - expelled_;
+  chain.bytes = through->bytes_through - bytes_expelled_;
+
+  sentinel_.next = through->next;
+  through->next = nullptr;
+  if (tail_ == through) tail_ = &sentinel_;
+
+  expelled_ = through->ordinal;
+  bytes_expelled_ = through->bytes_through;
+  num_items_ -= chain.count;
+  bytes_ -= chain.bytes;
+  return chain;
+}
+
+EntryChain Checkpoint::copyThenEraseThrough(CheckpointEntry* through) {
+  EntryChain copy;
+  for (CheckpointLink* link = sentinel_.next;; link = link->next) {
+    const auto* entry = static_cast<const CheckpointEntry*>(link);
+    auto* dup = new CheckpointEntry(*entry);
+    dup->next = nullptr;
+    copy.append({dup, dup, 1, CheckpointEntry::entryBytes(*dup->item)});
+    if (entry == through) break;
+  }
+  freeChain(detachThrough(through));
+  return copy;
+}
+
+}  // namespace syncwrite::vbucket

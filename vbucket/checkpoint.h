@@ -1,0 +1,118 @@
+// Checkpoint: one segment of a vbucket's log of queued items.
+//
+// A CheckpointManager keeps its log as a list of checkpoints: closed ones,
+// oldest first, then the single open one that new items are appended to. This
+// file is the manager's building block; nothing else uses it directly, and it
+// does no locking of its own (the manager's lock guards it).
+//
+// Layout: a singly linked chain of heap-allocated entries hanging off a
+// sentinel link that lives inside the Checkpoint object. The sentinel is what
+// makes expel O(1) and cheap: a cursor that has read nothing of the remaining
+// items points at the sentinel, which never moves; removing a prefix of the
+// chain rewrites only the sentinel's `next` and the last removed entry's
+// `next`, and never touches (so never faults in) the entries in between.
+//
+// Each entry records its ordinal (1-based position among all the items ever
+// appended to this checkpoint) and the running total of bytes through it, so
+// the count and the bytes of any prefix are a subtraction, not a walk.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "vbucket/item.h"
+
+namespace syncwrite::vbucket {
+
+struct CheckpointLink {
+  CheckpointLink* next = nullptr;
+};
+
+struct CheckpointEntry : CheckpointLink {
+  QueuedItem item;
+  uint64_t ordinal = 0;        // 1-based, among everything appended to the checkpoint
+  uint64_t bytes_through = 0;  // sum of entryBytes() of entries 1..ordinal
+
+  // Bytes one entry accounts for in checkpoint memory statistics.
+  static size_t entryBytes(const Item& item) noexcept {
+    return sizeof(CheckpointEntry) + item.estimatedSize();
+  }
+};
+
+// A detached run of entries, linked by `next`, ending at `last` (whose next
+// is null). Owns nothing by itself: see ExpelledItems.
+struct EntryChain {
+  CheckpointEntry* first = nullptr;
+  CheckpointEntry* last = nullptr;
+  size_t count = 0;
+  size_t bytes = 0;
+
+  bool empty() const noexcept { return first == nullptr; }
+  // Appends `other` after this chain's last entry. O(1).
+  void append(EntryChain other) noexcept;
+};
+
+// Deletes every entry of `chain` (dropping its item references). O(count).
+void freeChain(EntryChain chain) noexcept;
+
+class Checkpoint {
+ public:
+  explicit Checkpoint(uint64_t id) noexcept : id_(id) {}
+  ~Checkpoint();  // frees the entries still present
+  Checkpoint(const Checkpoint&) = delete;
+  Checkpoint& operator=(const Checkpoint&) = delete;
+
+  uint64_t id() const noexcept { return id_; }
+  bool isOpen() const noexcept { return open_; }
+  void close() noexcept { open_ = false; }
+
+  // Appends `entry` (which must have its item set) and takes ownership of it.
+  // Requires isOpen(). O(1).
+  void append(CheckpointEntry* entry) noexcept;
+
+  // The sentinel: the position of a cursor that has read none of the items
+  // still present. Stable for the checkpoint's lifetime.
+  CheckpointLink* sentinel() noexcept { return &sentinel_; }
+  const CheckpointLink* sentinel() const noexcept { return &sentinel_; }
+  // The last entry present, or null when none is.
+  CheckpointEntry* lastEntry() noexcept {
+    return num_items_ == 0 ? nullptr : static_cast<CheckpointEntry*>(tail_);
+  }
+
+  // Items and bytes present (appended and not expelled).
+  size_t numItems() const noexcept { return num_items_; }
+  size_t memoryBytes() const noexcept { return bytes_; }
+  // Items expelled so far: also the ordinal a cursor at the sentinel has
+  // passed.
+  uint64_t numExpelled() const noexcept { return expelled_; }
+
+  // Cursors whose position is in this checkpoint (maintained by the manager).
+  size_t numCursors() const noexcept { return num_cursors_; }
+  void addCursor() noexcept { ++num_cursors_; }
+  void removeCursor() noexcept { --num_cursors_; }
+
+  // Removes the entries from the first present one through `through`
+  // (inclusive), which must be present. O(1): reads and writes only the
+  // sentinel and `through`.
+  EntryChain detachThrough(CheckpointEntry* through) noexcept;
+
+  // The copying baseline for the benchmark: copies the same entries into a
+  // new chain (an allocation and a reference count each), then deletes the
+  // originals, as an erase from a copied container would. O(N).
+  EntryChain copyThenEraseThrough(CheckpointEntry* through);
+
+ private:
+  const uint64_t id_;
+  bool open_ = true;
+  CheckpointLink sentinel_;
+  CheckpointLink* tail_ = &sentinel_;  // last link: the sentinel when empty
+  size_t num_items_ = 0;
+  size_t bytes_ = 0;
+  uint64_t appended_ = 0;        // ordinal of the last entry appended
+  uint64_t bytes_appended_ = 0;  // bytes_through of the last entry appended
+  uint64_t expelled_ = 0;
+  uint64_t bytes_expelled_ = 0;
+  size_t num_cursors_ = 0;
+};
+
+}  // namespace syncwrite::vbucket

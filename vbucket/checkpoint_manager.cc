@@ -1,0 +1,184 @@
+#include "vbucket/checkpoint_manager.h"
+
+#include <memory>
+#include <stdexcept>
+#include <utility>
+
+namespace syncwrite::vbucket {
+
+CheckpointManager::CheckpointManager(CheckpointOptions options) : options_(options) {
+  openCheckpointLocked();
+}
+
+CheckpointManager::~CheckpointManager() = default;
+
+uint64_t CheckpointManager::openCheckpointLocked() {
+  if (!checkpoints_.empty()) checkpoints_.back().close();
+  const uint64_t id = next_checkpoint_id_++;
+  checkpoints_.emplace_back(id);
+  return id;
+}
+
+QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string value, Cas cas) {
+  // Allocate outside the lock; the seqno is filled in under it, before any
+  // other thread can see the item.
+  auto item = std::make_shared<Item>(Item{op, std::move(key), std::move(value), cas, 0});
+  auto entry = std::make_unique<CheckpointEntry>();
+  entry->item = item;
+  const size_t bytes = CheckpointEntry::entryBytes(*item);
+
+  std::lock_guard lock(mutex_);
+  if (options_.max_items_per_checkpoint != 0 &&
+      checkpoints_.back().numItems() >= options_.max_items_per_checkpoint) {
+    openCheckpointLocked();
+  }
+  const Seqno seqno = high_seqno_.load(std::memory_order_relaxed) + 1;
+  item->seqno = seqno;
+  checkpoints_.back().append(entry.release());
+  high_seqno_.store(seqno, std::memory_order_release);
+  ++num_items_;
+  memory_bytes_ += bytes;
+  return item;
+}
+
+uint64_t CheckpointManager::createCheckpoint() {
+  std::lock_guard lock(mutex_);
+  return openCheckpointLocked();
+}
+
+bool CheckpointManager::registerCursor(std::string name) {
+  std::lock_guard lock(mutex_);
+  auto first = checkpoints_.begin();
+  auto [it, inserted] =
+      cursors_.try_emplace(std::move(name), Cursor{first, first->sentinel(), first->numExpelled()});
+  if (inserted) first->addCursor();
+  return inserted;
+}
+
+bool CheckpointManager::removeCursor(std::string_view name) {
+  std::lock_guard lock(mutex_);
+  auto it = cursors_.find(name);
+  if (it == cursors_.end()) return false;
+  it->second.checkpoint->removeCursor();
+  cursors_.erase(it);
+  return true;
+}
+
+bool CheckpointManager::hasCursor(std::string_view name) const {
+  std::lock_guard lock(mutex_);
+  return cursors_.find(name) != cursors_.end();
+}
+
+void CheckpointManager::skipFinishedCheckpoints(Cursor& cursor) {
+  // A closed checkpoint is never the last, so std::next is valid.
+  while (cursor.position->next == nullptr && !cursor.checkpoint->isOpen()) {
+    cursor.checkpoint->removeCursor();
+    ++cursor.checkpoint;
+    cursor.checkpoint->addCursor();
+    cursor.position = cursor.checkpoint->sentinel();
+    cursor.passed = cursor.checkpoint->numExpelled();
+  }
+}
+
+std::vector<QueuedItem> CheckpointManager::readItems(std::string_view name, size_t max_items) {
+  std::vector<QueuedItem> out;
+  std::lock_guard lock(mutex_);
+  auto it = cursors_.find(name);
+  if (it == cursors_.end()) {
+    throw std::invalid_argument("readItems: no cursor named '" + std::string(name) + "'");
+  }
+  Cursor& cursor = it->second;
+  while (out.size() < max_items) {
+    skipFinishedCheckpoints(cursor);
+    CheckpointLink* next = cursor.position->next;
+    if (next == nullptr) break;  // at the end of the open checkpoint
+    auto* entry = static_cast<CheckpointEntry*>(next);
+    out.push_back(entry->item);
+    cursor.position = entry;
+    cursor.passed = entry->ordinal;
+  }
+  return out;
+}
+
+size_t CheckpointManager::itemsRemaining(std::string_view name) const {
+  std::lock_guard lock(mutex_);
+  auto it = cursors_.find(name);
+  if (it == cursors_.end()) {
+    throw std::invalid_argument("itemsRemaining: no cursor named '" + std::string(name) + "'");
+  }
+  const Cursor& cursor = it->second;
+  const Checkpoint& here = *cursor.checkpoint;
+  // Items present in this checkpoint after the cursor: those present minus
+  // those the cursor passed that are still present.
+  size_t n = here.numItems() - (cursor.passed - here.numExpelled());
+  for (auto c = std::next(cursor.checkpoint); c != checkpoints_.end(); ++c) n += c->numItems();
+  return n;
+}
+
+void CheckpointManager::removeUnreferencedCheckpoints(ExpelledItems& out) {
+  while (checkpoints_.size() > 1 && checkpoints_.front().numCursors() == 0) {
+    const Checkpoint& oldest = checkpoints_.front();
+    num_items_ -= oldest.numItems();
+    memory_bytes_ -= oldest.memoryBytes();
+    items_expelled_ += oldest.numItems();
+    bytes_expelled_ += oldest.memoryBytes();
+    ++checkpoints_removed_;
+    // A node move between lists: O(1), the checkpoint is destroyed with `out`.
+    out.removed_.splice(out.removed_.end(), checkpoints_, checkpoints_.begin());
+  }
+}
+
+ExpelledItems CheckpointManager::extractItemsToExpel(ExpelMethod method) {
+  ExpelledItems out;
+  std::lock_guard lock(mutex_);
+  for (auto& [name, cursor] : cursors_) skipFinishedCheckpoints(cursor);
+  removeUnreferencedCheckpoints(out);
+
+  auto oldest = checkpoints_.begin();
+  CheckpointEntry* through = nullptr;
+  if (oldest->numCursors() == 0) {
+    through = oldest->lastEntry();  // no cursor at all: everything counts as read
+  } else {
+    // The slowest cursor in the oldest checkpoint bounds what can go.
+    const Cursor* slowest = nullptr;
+    for (const auto& [name, cursor] : cursors_) {
+      if (cursor.checkpoint == oldest && (slowest == nullptr || cursor.passed < slowest->passed)) {
+        slowest = &cursor;
+      }
+    }
+    if (slowest->passed > oldest->numExpelled()) {
+      through = static_cast<CheckpointEntry*>(slowest->position);
+    }
+  }
+  if (through == nullptr) return out;
+
+  out.chain_ = method == ExpelMethod::kSplice ? oldest->detachThrough(through)
+                                              : oldest->copyThenEraseThrough(through);
+  // Cursors that stood on the last expelled entry now stand on the sentinel:
+  // the same place in the log, since the sentinel is followed by what
+  // followed that entry.
+  for (auto& [name, cursor] : cursors_) {
+    if (cursor.position == through) cursor.position = oldest->sentinel();
+  }
+  num_items_ -= out.chain_.count;
+  memory_bytes_ -= out.chain_.bytes;
+  items_expelled_ += out.chain_.count;
+  bytes_expelled_ += out.chain_.bytes;
+  return out;
+}
+
+CheckpointStats CheckpointManager::stats() const {
+  std::lock_guard lock(mutex_);
+  CheckpointStats s;
+  s.num_checkpoints = checkpoints_.size();
+  s.num_items = num_items_;
+  s.memory_bytes = memory_bytes_;
+  s.items_expelled = items_expelled_;
+  s.bytes_expelled = bytes_expelled_;
+  s.checkpoints_removed = checkpoints_removed_;
+  s.num_cursors = cursors_.size();
+  s.high_seqno = high_seqno_.load(std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace syncwrite::vbucket

@@ -1,0 +1,134 @@
+// CheckpointManager: a vbucket's ordered log of queued items, read by named
+// cursors and trimmed by expel.
+//
+// Every change to a vbucket — mutation, prepare, commit, abort — is queued
+// here, and queue() is where the vbucket's seqno is assigned: seqnos start at
+// 1 and increase by one per queued item, in queue order, so the log is in
+// seqno order by construction.
+//
+// The log is split into checkpoints (see checkpoint.h): closed ones, oldest
+// first, then the open one. A checkpoint closes when createCheckpoint() is
+// called or when it holds CheckpointOptions::max_items_per_checkpoint items
+// and another is queued.
+//
+// Cursors are named readers (a replication stream, the persistence flusher)
+// with a position in the log. readItems() returns the items after the
+// position and advances it. A cursor registered late starts at the oldest
+// item still in memory; items expelled before it existed are not shown to it.
+//
+// Expel: extractItemsToExpel() removes memory no reader needs any more:
+//  - closed checkpoints that every cursor has passed are removed whole;
+//  - from the (then) oldest checkpoint, the items that every cursor has read
+//    are detached.
+// Both happen under the lock in time independent of the number of items
+// (O(checkpoints removed + cursors)); the items are handed back in an
+// ExpelledItems and freed when the caller drops it, after the lock.
+// With no cursor registered, every item counts as read.
+//
+// Thread-safety: every member may be called from any thread; one mutex
+// guards the log, so calls are serialised. highSeqno() is a lock-free read.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vbucket/checkpoint.h"
+#include "vbucket/expelled_items.h"
+#include "vbucket/item.h"
+
+namespace syncwrite::vbucket {
+
+struct CheckpointOptions {
+  // The open checkpoint closes when it holds this many items and another is
+  // queued. 0: it closes only on createCheckpoint().
+  size_t max_items_per_checkpoint = 10000;
+};
+
+struct CheckpointStats {
+  size_t num_checkpoints = 0;   // including the open one
+  size_t num_items = 0;         // queued and not expelled
+  size_t memory_bytes = 0;      // of those items (CheckpointEntry::entryBytes)
+  uint64_t items_expelled = 0;  // ever
+  uint64_t bytes_expelled = 0;  // ever
+  uint64_t checkpoints_removed = 0;
+  size_t num_cursors = 0;
+  Seqno high_seqno = 0;
+};
+
+// How extractItemsToExpel() takes the items out. kCopy exists only as the
+// benchmark's baseline: it copies the expelled entries under the lock and
+// then erases the originals, O(N) under the lock.
+enum class ExpelMethod { kSplice, kCopy };
+
+class CheckpointManager {
+ public:
+  explicit CheckpointManager(CheckpointOptions options = {});
+  ~CheckpointManager();
+  CheckpointManager(const CheckpointManager&) = delete;
+  CheckpointManager& operator=(const CheckpointManager&) = delete;
+
+  // Queues a change with the next seqno and returns the item, as every cursor
+  // will read it. The item and the entry are allocated before the lock is
+  // taken; under it, O(1).
+  QueuedItem queue(QueueOp op, std::string key, std::string value, Cas cas);
+
+  // The seqno of the last item queued (0 before the first). Lock-free.
+  Seqno highSeqno() const noexcept { return high_seqno_.load(std::memory_order_acquire); }
+
+  // Closes the open checkpoint and opens a new one; returns the new one's id.
+  uint64_t createCheckpoint();
+
+  // Registers a cursor at the oldest item still in memory. False (changing
+  // nothing) when a cursor of that name exists.
+  bool registerCursor(std::string name);
+  // False when there is no such cursor.
+  bool removeCursor(std::string_view name);
+  bool hasCursor(std::string_view name) const;
+
+  // Up to `max_items` items after the cursor's position, oldest first, and
+  // moves the cursor past them. Requires the cursor to exist
+  // (std::invalid_argument otherwise). O(items returned + checkpoints crossed).
+  std::vector<QueuedItem> readItems(std::string_view cursor, size_t max_items = SIZE_MAX);
+  // How many items the cursor has not read yet. O(checkpoints).
+  size_t itemsRemaining(std::string_view cursor) const;
+
+  // See the file comment. The returned object owns the expelled items.
+  ExpelledItems extractItemsToExpel(ExpelMethod method = ExpelMethod::kSplice);
+
+  CheckpointStats stats() const;
+
+ private:
+  struct Cursor {
+    std::list<Checkpoint>::iterator checkpoint;
+    CheckpointLink* position;  // last link read: an entry, or the sentinel
+    uint64_t passed;           // ordinal of `position` (numExpelled() at the sentinel)
+  };
+
+  // Moves `cursor` out of closed checkpoints it has finished. Lock held.
+  void skipFinishedCheckpoints(Cursor& cursor);
+  // Removes the leading closed checkpoints no cursor is in. Lock held.
+  void removeUnreferencedCheckpoints(ExpelledItems& out);
+  uint64_t openCheckpointLocked();
+
+  const CheckpointOptions options_;
+  std::atomic<Seqno> high_seqno_{0};
+
+  mutable std::mutex mutex_;
+  std::list<Checkpoint> checkpoints_;  // never empty; back() is open
+  std::map<std::string, Cursor, std::less<>> cursors_;
+  uint64_t next_checkpoint_id_ = 1;
+  size_t num_items_ = 0;
+  size_t memory_bytes_ = 0;
+  uint64_t items_expelled_ = 0;
+  uint64_t bytes_expelled_ = 0;
+  uint64_t checkpoints_removed_ = 0;
+};
+
+}  // namespace syncwrite::vbucket

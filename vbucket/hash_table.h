@@ -1,0 +1,48 @@
+// HashTable: a vbucket's committed items, key → the item that last committed
+// it (value, cas, seqno).
+//
+// Only committed state lives here: a mutation, or the commit of a prepare.
+// Prepares in flight belong to the layer above until they commit. The value
+// is the queued item itself, shared with the checkpoint that queued it.
+//
+// Thread-safety: every member may be called from any thread; one mutex guards
+// the map. An idle (empty) table owns no heap memory.
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include <absl/container/flat_hash_map.h>
+
+#include "vbucket/item.h"
+
+namespace syncwrite::vbucket {
+
+class HashTable {
+ public:
+  HashTable() = default;
+  HashTable(const HashTable&) = delete;
+  HashTable& operator=(const HashTable&) = delete;
+
+  // Makes `item` the visible value of item->key, unless the key already holds
+  // an item with a higher seqno (then it changes nothing and returns false):
+  // racing committers of one key converge on the newest. Requires a non-null
+  // item. O(1) expected; a replaced item is released after the lock.
+  bool setCommitted(QueuedItem item);
+
+  // The committed item for `key`, or null. O(1) expected.
+  QueuedItem find(std::string_view key) const;
+
+  // Removes `key`; false when absent.
+  bool erase(std::string_view key);
+
+  size_t size() const;
+
+ private:
+  mutable std::mutex mutex_;
+  absl::flat_hash_map<std::string, QueuedItem> items_;
+};
+
+}  // namespace syncwrite::vbucket

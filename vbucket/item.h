@@ -1,0 +1,44 @@
+// Item: one queued change to a key — a mutation, a prepare (the first half of
+// a SyncWrite), or the commit or abort that resolves a prepare.
+//
+// Items are immutable once queued and shared: the checkpoint that queued one,
+// every cursor that read it and the hash table that made it visible hold the
+// same object through a QueuedItem (std::shared_ptr<const Item>), so passing
+// one around costs a reference count, never a copy of the value.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace syncwrite::vbucket {
+
+// Sequence numbers order a vbucket's changes. The first change queued in a
+// vbucket gets 1; 0 means "none".
+using Seqno = uint64_t;
+// Compare-and-swap value, chosen by the caller; carried, never interpreted.
+using Cas = uint64_t;
+
+enum class QueueOp : uint8_t { kMutation, kPrepare, kCommit, kAbort };
+
+// "mutation", "prepare", "commit", "abort".
+std::string_view toString(QueueOp op) noexcept;
+
+struct Item {
+  QueueOp op = QueueOp::kMutation;
+  std::string key;
+  std::string value;
+  Cas cas = 0;
+  Seqno seqno = 0;  // assigned by CheckpointManager::queue()
+
+  // Bytes this item accounts for: the object and its key and value bytes.
+  // An estimate (allocator overhead and the shared_ptr control block are not
+  // counted), used by checkpoint memory statistics.
+  size_t estimatedSize() const noexcept { return sizeof(Item) + key.size() + value.size(); }
+};
+
+using QueuedItem = std::shared_ptr<const Item>;
+
+}  // namespace syncwrite::vbucket
