@@ -85,6 +85,7 @@ class Checkpoint {
   // Items expelled so far: also the ordinal a cursor at the sentinel has
   // passed.
   uint64_t numExpelled() const noexcept { return expelled_; }
+  uint64_t bytesExpelled() const noexcept { return bytes_expelled_; }
 
   // Cursors whose position is in this checkpoint (maintained by the manager).
   size_t numCursors() const noexcept { return num_cursors_; }

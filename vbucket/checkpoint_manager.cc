@@ -25,7 +25,6 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
   auto item = std::make_shared<Item>(Item{op, std::move(key), std::move(value), cas, 0});
   auto entry = std::make_unique<CheckpointEntry>();
   entry->item = item;
-  const size_t bytes = CheckpointEntry::entryBytes(*item);
 
   std::lock_guard lock(mutex_);
   if (options_.max_items_per_checkpoint != 0 &&
@@ -36,8 +35,6 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
   item->seqno = seqno;
   checkpoints_.back().append(entry.release());
   high_seqno_.store(seqno, std::memory_order_release);
-  ++num_items_;
-  memory_bytes_ += bytes;
   return item;
 }
 
@@ -118,10 +115,9 @@ size_t CheckpointManager::itemsRemaining(std::string_view name) const {
 void CheckpointManager::removeUnreferencedCheckpoints(ExpelledItems& out) {
   while (checkpoints_.size() > 1 && checkpoints_.front().numCursors() == 0) {
     const Checkpoint& oldest = checkpoints_.front();
-    num_items_ -= oldest.numItems();
-    memory_bytes_ -= oldest.memoryBytes();
-    items_expelled_ += oldest.numItems();
-    bytes_expelled_ += oldest.memoryBytes();
+    removed_items_ += oldest.numExpelled() + oldest.numItems();
+    removed_bytes_ += oldest.memoryBytes();
+    removed_bytes_ += oldest.bytesExpelled();
     ++checkpoints_removed_;
     // A node move between lists: O(1), the checkpoint is destroyed with `out`.
     out.removed_.splice(out.removed_.end(), checkpoints_, checkpoints_.begin());
@@ -160,10 +156,6 @@ ExpelledItems CheckpointManager::extractItemsToExpel(ExpelMethod method) {
   for (auto& [name, cursor] : cursors_) {
     if (cursor.position == through) cursor.position = oldest->sentinel();
   }
-  num_items_ -= out.chain_.count;
-  memory_bytes_ -= out.chain_.bytes;
-  items_expelled_ += out.chain_.count;
-  bytes_expelled_ += out.chain_.bytes;
   return out;
 }
 
@@ -171,10 +163,14 @@ CheckpointStats CheckpointManager::stats() const {
   std::lock_guard lock(mutex_);
   CheckpointStats s;
   s.num_checkpoints = checkpoints_.size();
-  s.num_items = num_items_;
-  s.memory_bytes = memory_bytes_;
-  s.items_expelled = items_expelled_;
-  s.bytes_expelled = bytes_expelled_;
+  s.items_expelled = removed_items_;
+  s.bytes_expelled = removed_bytes_;
+  for (const Checkpoint& c : checkpoints_) {
+    s.num_items += c.numItems();
+    s.memory_bytes += c.memoryBytes();
+    s.items_expelled += c.numExpelled();
+    s.bytes_expelled += c.bytesExpelled();
+  }
   s.checkpoints_removed = checkpoints_removed_;
   s.num_cursors = cursors_.size();
   s.high_seqno = high_seqno_.load(std::memory_order_relaxed);

@@ -102,6 +102,7 @@ class CheckpointManager {
   // See the file comment. The returned object owns the expelled items.
   ExpelledItems extractItemsToExpel(ExpelMethod method = ExpelMethod::kSplice);
 
+  // O(checkpoints).
   CheckpointStats stats() const;
 
  private:
@@ -124,10 +125,10 @@ class CheckpointManager {
   std::list<Checkpoint> checkpoints_;  // never empty; back() is open
   std::map<std::string, Cursor, std::less<>> cursors_;
   uint64_t next_checkpoint_id_ = 1;
-  size_t num_items_ = 0;
-  size_t memory_bytes_ = 0;
-  uint64_t items_expelled_ = 0;
-  uint64_t bytes_expelled_ = 0;
+  // Totals of checkpoints removed whole (the others count their own, so
+  // queue and expel touch no counter here).
+  uint64_t removed_items_ = 0;
+  uint64_t removed_bytes_ = 0;
   uint64_t checkpoints_removed_ = 0;
 };
 
