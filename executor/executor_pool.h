@@ -9,31 +9,53 @@
 //
 // Cost contract (the durability layer depends on it):
 //  - snooze() never blocks the caller on a pool thread or a timer. Pushing the
-//    wake time later than the armed timer is little more than an atomic store:
-//    the timer fires at the old time, sees the later wake time, and re-arms.
-//    Only an earlier wake time posts work to re-arm the timer.
-//  - wake() likewise posts and returns; wakes that arrive before the task runs
-//    coalesce into one run.
-//  - snoozeAndWait()/wakeAndWait() block until the pool has applied the change;
-//    they exist for callers that must know whether the task was there.
+//    wake time later than the armed timer is little more than an atomic store
+//    (plus the id lookup, under one of 32 shard locks): the timer fires at the
+//    old time, sees the later wake time, and re-arms. Only an earlier wake time
+//    posts work to the timer thread, and while such a request is pending
+//    further ones coalesce. The timer of a task whose wake time moved is armed
+//    early, at a quarter of the remaining sleep (timer_thread.h), so that a
+//    re-snooze to a somewhat earlier time than the last is usually a store too.
+//  - wake() likewise returns without waiting; the caller itself queues the task
+//    for a worker. Wakes that arrive before the task runs coalesce into one run.
+//  - snoozeAndWait() blocks until the timer thread has re-armed the task's
+//    timer; wakeAndWait() applies the wake in the caller, like wake(). They
+//    exist for callers that must know whether the task was there.
+//  - a worker that runs out of tasks spins for up to 50 us before it sleeps, so
+//    schedule-and-run costs no system call while work keeps coming, and an idle
+//    pool costs nothing.
+//
+// Threads: the NonIO workers (NonIoPool0, …) run tasks; one more thread,
+// NonIoTimer, runs a boost::asio io_context that owns one steady_timer per
+// sleeping task and never runs task code.
 //
 // Semantics every implementation must keep (pinned by tests/executor_test):
 //  - a task never runs concurrently with itself;
-//  - wake of a snoozed task runs it once; snooze then wake runs it once (wake wins);
+//  - wake of a snoozed task runs it once; snooze then wake runs it once (wake wins:
+//    wake sets the wake time to the epoch, i.e. due now);
+//  - a wake that arrives while the task runs causes one more run after it, even
+//    if run() snoozes itself (a snooze() from another thread during a run is
+//    simply overwritten if run() snoozes afterwards);
 //  - cancel then snooze/wake does not revive it;
-//  - run() returning true without snoozing runs again at its current wake time;
+//  - run() returning true without snoozing runs again at its current wake time
+//    (after a wake that is now: it runs again at once);
 //  - a task snoozed to clock::kNever runs only when woken or snoozed;
 //  - if run() throws, the exception is logged to stderr, the task is treated as
 //    finished (dead), and the pool thread goes on;
-//  - unregisterTaskable(owner) cancels the owner's tasks and returns only when
-//    none of them is running; none of them runs afterwards. schedule() of a
-//    task whose owner is shut down is refused: it returns kNoTask and the task
-//    never runs.
-//  - the destructor stops the threads and joins them; nothing runs afterwards.
+//  - a Task object can be scheduled once: scheduling it again returns kNoTask;
+//  - unregisterTaskable(owner) marks the owner shut down, cancels its tasks and
+//    returns only when none of them is running; none of them runs afterwards.
+//    schedule() of a task whose owner is shut down is refused: it returns
+//    kNoTask and the task never runs. Called from inside one of the owner's own
+//    tasks, it waits for all the others (not for itself). When it returns the
+//    pool has dropped its references to those tasks, except the one of a
+//    run() in progress on the calling thread and of a snooze or wake racing
+//    with it; a Task's destructor must not rely on its owner still existing.
+//  - the destructor lets runs in progress finish, stops the threads and joins
+//    them; tasks not yet run are dropped, and nothing runs afterwards.
 //
 // Thread-safety: every member may be called from any thread, including from
-// inside a task's run() (except unregisterTaskable of the running task's own
-// owner, which would wait for itself).
+// inside a task's run().
 #pragma once
 
 #include <cstddef>
@@ -46,7 +68,7 @@ namespace syncwrite::executor {
 
 class ExecutorPool {
  public:
-  // Starts `num_nonio_threads` (>= 1) threads.
+  // Starts `num_nonio_threads` workers (0 is taken as 1) and the timer thread.
   explicit ExecutorPool(size_t num_nonio_threads);
   ~ExecutorPool();
   ExecutorPool(const ExecutorPool&) = delete;
@@ -57,7 +79,8 @@ class ExecutorPool {
   static size_t threadsFor(size_t configured_nonio_threads);
 
   // Takes shared ownership and runs `task` at its wake time. Returns its id,
-  // or kNoTask when the owner is shut down.
+  // or kNoTask (and drops the reference) when the owner is shut down or the
+  // task was scheduled before.
   TaskId schedule(std::shared_ptr<Task> task);
 
   // Asynchronous: run as soon as possible.
@@ -67,7 +90,9 @@ class ExecutorPool {
   void snooze(TaskId id, clock::Duration d);
 
   // Synchronous forms: false when no such task is scheduled (unknown,
-  // finished or cancelled).
+  // finished or cancelled). snoozeAndWait() costs a round trip to the timer
+  // thread (a few microseconds); must not be called while the pool is being
+  // destroyed.
   bool wakeAndWait(TaskId id);
   bool snoozeAndWait(TaskId id, clock::Duration d);
 

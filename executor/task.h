@@ -76,8 +76,11 @@ class Task {
   // Exceptions: see ExecutorPool (the task is treated as finished).
   virtual bool run() = 0;
 
-  // Called from inside run(): the next run is due `d` from now
-  // (clock::Duration::max() or more: only when woken or snoozed).
+  // Called from inside run(): the next run is due `d` from now (saturating:
+  // clock::Duration::max() means clock::kNever, i.e. only when woken or
+  // snoozed). Costs a clock read and an atomic store. From any other thread
+  // use ExecutorPool::snooze(): this only stores the wake time, and the pool
+  // would not notice an earlier one until its timer next fires.
   void snooze(clock::Duration d) noexcept;
 
   TaskId id() const noexcept { return id_.load(std::memory_order_acquire); }  // 0 until scheduled
@@ -91,8 +94,7 @@ class Task {
   }
 
  private:
-  friend class ExecutorPool;
-  friend class TaskRunner;  // the pool's internals, in executor_pool.cc
+  friend class TaskAccess;  // the pool's internals (executor/task_access.h)
 
   Taskable& owner_;
   const std::string description_;

@@ -1,0 +1,74 @@
+// TaskRecord (internal to executor/): the pool's bookkeeping for one scheduled
+// Task, shared by the id table, the ready queue, the timer thread and the
+// worker running it (each holds a shared_ptr while it needs the record).
+//
+// Who may move a task between states (RecordState):
+//
+//   kWaiting --(due, or woken: whoever wins the CAS)--> kQueued
+//   kQueued  --(the worker that pops it)--------------> kRunning
+//   kRunning --(that worker, after run() returns true)-> kWaiting
+//   any      --(cancel, unregister, run() false/throws)-> kDead  (final)
+//
+// Every move out of kWaiting is a compare-and-swap, so a task is queued at most
+// once however many wakes and timers race for it: that is how wakes coalesce,
+// and why a task never runs concurrently with itself.
+//
+// The timer protocol. `armed` is the time at which the timer thread will next
+// look at a waiting task (kNeverRep: never; 0 while queued or running, when the
+// worker will look after the run). Invariant while kWaiting: armed <= the
+// task's wake time, or a settle request is on its way to the timer thread. So
+// pushing the wake time later needs no more than a store: the timer fires at
+// `armed`, sees the later wake time and re-arms. A wake time earlier than
+// `armed` must post a settle request (coalesced by `settle_pending`).
+//
+// The race between "the timer thread arms for wake time W" and "a client
+// snoozes to W' < W" is closed Dekker-style with sequentially consistent
+// operations: the client stores the wake time, then loads `armed`; the timer
+// thread stores `armed`, then reloads the wake time. At least one of them sees
+// the other's store, so either the client posts a settle request or the timer
+// thread arms for W' itself (both is harmless: settling is idempotent).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include <boost/asio/steady_timer.hpp>
+
+#include "executor/task.h"
+#include "executor/task_access.h"
+
+namespace syncwrite::executor {
+
+enum class RecordState : uint8_t { kWaiting, kQueued, kRunning, kDead };
+
+struct TaskRecord {
+  TaskRecord(std::shared_ptr<Task> t, TaskId task_id) : task(std::move(t)), id(task_id) {}
+
+  std::atomic<TimeRep>& wakeTime() const noexcept { return TaskAccess::wakeTime(*task); }
+
+  const std::shared_ptr<Task> task;
+  const TaskId id;
+
+  // Hot on the snooze path: keep together.
+  std::atomic<TimeRep> armed{kNeverRep};
+  std::atomic<bool> settle_pending{false};
+  std::atomic<RecordState> state{RecordState::kWaiting};
+  // Set by wake(); cleared just before each run. A wake that arrives during a
+  // run therefore causes another run, even if run() snoozes itself afterwards.
+  std::atomic<bool> wake_requested{false};
+  // True from just before a worker claims the task until its run is over;
+  // unregisterTaskable() waits for it to fall.
+  std::atomic<bool> in_run{false};
+  // True while the timer thread has an async_wait outstanding (which holds a
+  // reference to this record): cancel asks the timer thread to drop it.
+  std::atomic<bool> timer_pending{false};
+
+  // Timer thread only.
+  std::optional<boost::asio::steady_timer> timer;  // created on first use
+  TimeRep armed_for = kNeverRep;                   // the wake time of the last arm
+  uint64_t arm_generation = 0;                     // stale timer callbacks ignore themselves
+};
+
+}  // namespace syncwrite::executor
