@@ -45,10 +45,8 @@ constexpr auto kGuard = std::chrono::seconds(60);
 class RunCounter {
  public:
   void add() {
-    {
-      std::lock_guard lock(mu_);
-      ++count_;
-    }
+    std::lock_guard lock(mu_);
+    ++count_;
     cv_.notify_all();
   }
   int count() {
@@ -99,11 +97,12 @@ std::shared_ptr<LambdaTask> sleeper(Taskable& owner, RunCounter& runs,
 
 // Waits until every run queued so far on a one-worker pool has happened.
 void fence(ExecutorPool& pool) {
-  NullTaskable owner;
-  std::promise<void> ran;
-  std::future<void> done = ran.get_future();
-  ASSERT_NE(kNoTask, pool.schedule(std::make_shared<LambdaTask>(owner, [&ran](Task&) {
-    ran.set_value();
+  static NullTaskable owner;
+  // Owned with the task: set_value() may still be returning when we are gone.
+  auto ran = std::make_shared<std::promise<void>>();
+  std::future<void> done = ran->get_future();
+  ASSERT_NE(kNoTask, pool.schedule(std::make_shared<LambdaTask>(owner, [ran](Task&) {
+    ran->set_value();
     return false;
   })));
   ASSERT_EQ(std::future_status::ready, done.wait_for(kGuard));
@@ -114,23 +113,28 @@ void fence(ExecutorPool& pool) {
 class Blocker {
  public:
   explicit Blocker(ExecutorPool& pool) {
-    pool.schedule(std::make_shared<LambdaTask>(owner_, [this](Task&) {
-      started_.count_down();
-      release_.wait();
+    pool.schedule(std::make_shared<LambdaTask>(owner_, [sync = sync_](Task&) {
+      sync->started.count_down();
+      sync->release.wait();
       return false;
     }));
-    started_.wait();
+    sync_->started.wait();
   }
   ~Blocker() { release(); }
   void release() {
-    if (!released_.exchange(true)) release_.count_down();
+    if (!released_) sync_->release.count_down();
+    released_ = true;
   }
 
  private:
-  NullTaskable owner_;
-  std::latch started_{1};
-  std::latch release_{1};
-  std::atomic<bool> released_{false};
+  // Owned with the task: the blocker may be gone before the task has returned.
+  struct Sync {
+    std::latch started{1};
+    std::latch release{1};
+  };
+  static inline NullTaskable owner_;
+  std::shared_ptr<Sync> sync_ = std::make_shared<Sync>();
+  bool released_ = false;
 };
 
 TEST(ExecutorPool, ThreadsFor) {
@@ -141,12 +145,12 @@ TEST(ExecutorPool, ThreadsFor) {
 }
 
 TEST(ExecutorPool, WorkerThreadsAreNamedNonIoPoolN) {
-  ExecutorPool pool(2);
   NullTaskable owner;
   std::mutex mu;
   std::set<std::string> names;
   std::latch both(2);
   // Two tasks that each wait for the other: they must be on different threads.
+  ExecutorPool pool(2);
   for (int i = 0; i < 2; ++i) {
     pool.schedule(std::make_shared<LambdaTask>(owner, [&](Task&) {
       char name[16] = {};
@@ -165,7 +169,6 @@ TEST(ExecutorPool, WorkerThreadsAreNamedNonIoPoolN) {
 }
 
 TEST(ExecutorPool, OneShotTaskRunsOnceThenIsDead) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   auto task = std::make_shared<MockTask>(owner);
   RunCounter runs;
@@ -173,6 +176,7 @@ TEST(ExecutorPool, OneShotTaskRunsOnceThenIsDead) {
     runs.add();
     return false;
   }));
+  ExecutorPool pool(1);
   const TaskId id = pool.schedule(task);
   ASSERT_NE(kNoTask, id);
   EXPECT_EQ(id, task->id());
@@ -200,10 +204,10 @@ TEST(ExecutorPool, UnknownIdIsHarmless) {
 }
 
 TEST(ExecutorPool, ScheduleTwiceIsRefused) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   RunCounter runs;
   auto task = sleeper(owner, runs);
+  ExecutorPool pool(1);
   const TaskId id = pool.schedule(task);
   ASSERT_NE(kNoTask, id);
   EXPECT_EQ(kNoTask, pool.schedule(task));
@@ -212,10 +216,10 @@ TEST(ExecutorPool, ScheduleTwiceIsRefused) {
 }
 
 TEST(ExecutorPool, ManyTasksStayFindableAcrossCancels) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   RunCounter runs;
   std::vector<TaskId> ids;
+  ExecutorPool pool(1);
   for (int i = 0; i < 5000; ++i) ids.push_back(pool.schedule(sleeper(owner, runs)));
   std::mt19937 random(7);
   std::vector<TaskId> shuffled = ids;
@@ -231,19 +235,19 @@ TEST(ExecutorPool, ManyTasksStayFindableAcrossCancels) {
 }
 
 TEST(ExecutorPool, TaskDueInTheFutureRunsWhenDue) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   RunCounter runs;
+  ExecutorPool pool(1);
   pool.schedule(
       sleeper(owner, runs, clock::TimePoint(std::chrono::steady_clock::now() + milliseconds(1))));
   EXPECT_TRUE(runs.waitFor(1));
 }
 
 TEST(ExecutorPool, WakeRunsASnoozedTaskOnce) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   RunCounter runs;
   auto task = sleeper(owner, runs);
+  ExecutorPool pool(1);
   const TaskId id = pool.schedule(task);
   fence(pool);
   EXPECT_EQ(0, runs.count());
@@ -260,9 +264,9 @@ TEST(ExecutorPool, WakeRunsASnoozedTaskOnce) {
 }
 
 TEST(ExecutorPool, SeveralWakesBeforeTheRunGiveOneRun) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   RunCounter runs;
+  ExecutorPool pool(1);
   const TaskId id = pool.schedule(sleeper(owner, runs));
   {
     Blocker blocker(pool);
@@ -275,10 +279,10 @@ TEST(ExecutorPool, SeveralWakesBeforeTheRunGiveOneRun) {
 }
 
 TEST(ExecutorPool, SnoozeThenWakeRunsOnceNow) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   RunCounter runs;
   auto task = sleeper(owner, runs);
+  ExecutorPool pool(1);
   const TaskId id = pool.schedule(task);
   {
     Blocker blocker(pool);
@@ -291,11 +295,11 @@ TEST(ExecutorPool, SnoozeThenWakeRunsOnceNow) {
 }
 
 TEST(ExecutorPool, WakeDuringARunCausesOneMoreRun) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   RunCounter runs;
   std::latch running(1), woken(1);
   int calls = 0;  // only touched by run(), which never runs concurrently
+  ExecutorPool pool(1);
   const TaskId id = pool.schedule(std::make_shared<LambdaTask>(owner, [&](Task& self) {
     if (++calls == 1) {
       running.count_down();
@@ -315,10 +319,10 @@ TEST(ExecutorPool, WakeDuringARunCausesOneMoreRun) {
 }
 
 TEST(ExecutorPool, CancelThenSnoozeOrWakeDoesNotRevive) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   auto task = std::make_shared<MockTask>(owner, clock::kNever);
   EXPECT_CALL(*task, run()).Times(0);
+  ExecutorPool pool(1);
   const TaskId id = pool.schedule(task);
   EXPECT_TRUE(pool.cancel(id));
   EXPECT_EQ(TaskState::kDead, task->state());
@@ -331,10 +335,10 @@ TEST(ExecutorPool, CancelThenSnoozeOrWakeDoesNotRevive) {
 }
 
 TEST(ExecutorPool, CancelOfAQueuedTaskStopsItsRun) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   auto task = std::make_shared<MockTask>(owner);
   EXPECT_CALL(*task, run()).Times(0);
+  ExecutorPool pool(1);
   Blocker blocker(pool);
   EXPECT_TRUE(pool.cancel(pool.schedule(task)));
   blocker.release();
@@ -342,7 +346,6 @@ TEST(ExecutorPool, CancelOfAQueuedTaskStopsItsRun) {
 }
 
 TEST(ExecutorPool, CancelDuringARunLetsItFinishButNotRunAgain) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   std::latch running(1), cancelled(1);
   auto task = std::make_shared<MockTask>(owner);
@@ -351,6 +354,7 @@ TEST(ExecutorPool, CancelDuringARunLetsItFinishButNotRunAgain) {
     cancelled.wait();
     return true;  // would run again at once, were it not cancelled
   }));
+  ExecutorPool pool(1);
   const TaskId id = pool.schedule(task);
   running.wait();
   EXPECT_TRUE(pool.cancel(id));
@@ -360,7 +364,6 @@ TEST(ExecutorPool, CancelDuringARunLetsItFinishButNotRunAgain) {
 }
 
 TEST(ExecutorPool, ReturningTrueWithoutSnoozeRunsAgainAtTheCurrentWakeTime) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   RunCounter runs;
   auto task = std::make_shared<MockTask>(owner);  // wake time in the past
@@ -377,6 +380,7 @@ TEST(ExecutorPool, ReturningTrueWithoutSnoozeRunsAgainAtTheCurrentWakeTime) {
         runs.add();
         return false;
       }));
+  ExecutorPool pool(1);
   pool.schedule(task);
   ASSERT_TRUE(runs.waitFor(3));
   fence(pool);
@@ -384,10 +388,10 @@ TEST(ExecutorPool, ReturningTrueWithoutSnoozeRunsAgainAtTheCurrentWakeTime) {
 }
 
 TEST(ExecutorPool, ReturningTrueWithAWakeTimeOfNeverSleeps) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   RunCounter runs;
   auto task = sleeper(owner, runs, clock::TimePoint{});  // runs at once, then sleeps
+  ExecutorPool pool(1);
   const TaskId id = pool.schedule(task);
   ASSERT_TRUE(runs.waitFor(1));
   fence(pool);
@@ -396,12 +400,12 @@ TEST(ExecutorPool, ReturningTrueWithAWakeTimeOfNeverSleeps) {
 }
 
 TEST(ExecutorPool, TaskSnoozedForeverDoesNotRun) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   auto scheduled_never = std::make_shared<MockTask>(owner, clock::kNever);
   auto snoozed_never = std::make_shared<MockTask>(owner, clock::TimePoint(hours(1'000'000)));
   EXPECT_CALL(*scheduled_never, run()).Times(0);
   EXPECT_CALL(*snoozed_never, run()).Times(0);
+  ExecutorPool pool(1);
   pool.schedule(scheduled_never);
   const TaskId id = pool.schedule(snoozed_never);
   pool.snooze(id, hours(1));
@@ -412,9 +416,9 @@ TEST(ExecutorPool, TaskSnoozedForeverDoesNotRun) {
 }
 
 TEST(ExecutorPool, SnoozeToAnEarlierTimeRearmsTheTimer) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   RunCounter runs;
+  ExecutorPool pool(1);
   const TaskId id = pool.schedule(
       sleeper(owner, runs, clock::TimePoint(std::chrono::steady_clock::now() + hours(1))));
   pool.snooze(id, hours(3));  // later: a store
@@ -429,7 +433,6 @@ TEST(ExecutorPool, SnoozeToAnEarlierTimeRearmsTheTimer) {
 }
 
 TEST(ExecutorPool, TaskSnoozingItselfRunsPeriodically) {
-  ExecutorPool pool(2);
   NullTaskable owner;
   RunCounter runs;
   int calls = 0;
@@ -438,16 +441,17 @@ TEST(ExecutorPool, TaskSnoozingItselfRunsPeriodically) {
     runs.add();
     return ++calls < 5;
   });
+  ExecutorPool pool(2);
   pool.schedule(task);
   ASSERT_TRUE(runs.waitFor(5));
 }
 
 TEST(ExecutorPool, NeverRunsATaskConcurrentlyWithItself) {
-  ExecutorPool pool(4);
   NullTaskable owner;
   std::atomic<bool> inside{false};
   std::atomic<int> overlaps{0};
   RunCounter runs;
+  ExecutorPool pool(4);
   const TaskId id = pool.schedule(std::make_shared<LambdaTask>(
       owner,
       [&](Task& self) {
@@ -477,12 +481,12 @@ TEST(ExecutorPool, NeverRunsATaskConcurrentlyWithItself) {
 }
 
 TEST(ExecutorPool, ThrowingTaskIsDeadAndThePoolThreadGoesOn) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   auto throws = std::make_shared<MockTask>(owner);
   auto throws_other = std::make_shared<MockTask>(owner);
   EXPECT_CALL(*throws, run()).WillOnce(Invoke([]() -> bool { throw std::runtime_error("boom"); }));
   EXPECT_CALL(*throws_other, run()).WillOnce(Invoke([]() -> bool { throw 42; }));
+  ExecutorPool pool(1);
   const TaskId id = pool.schedule(throws);
   pool.schedule(throws_other);
   fence(pool);  // the only worker survived both
@@ -493,7 +497,6 @@ TEST(ExecutorPool, ThrowingTaskIsDeadAndThePoolThreadGoesOn) {
 }
 
 TEST(ExecutorPool, UnregisterWaitsForARunningTaskAndPreventsLaterRuns) {
-  ExecutorPool pool(2);
   NullTaskable owner;
   std::latch running(1), finish(1);
   std::atomic<bool> run_finished{false};
@@ -508,6 +511,7 @@ TEST(ExecutorPool, UnregisterWaitsForARunningTaskAndPreventsLaterRuns) {
   RunCounter sleeper_runs;
   auto sleeping =
       sleeper(owner, sleeper_runs, clock::TimePoint(std::chrono::steady_clock::now() + hours(1)));
+  ExecutorPool pool(2);
   const TaskId id = pool.schedule(task);
   const TaskId sleeping_id = pool.schedule(sleeping);
   running.wait();
@@ -538,13 +542,13 @@ TEST(ExecutorPool, UnregisterWaitsForARunningTaskAndPreventsLaterRuns) {
 }
 
 TEST(ExecutorPool, UnregisterDropsQueuedAndTimedTasksAndTheirReferences) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   auto queued = std::make_shared<MockTask>(owner);
   auto timed = std::make_shared<MockTask>(
       owner, clock::TimePoint(std::chrono::steady_clock::now() + hours(1)));
   EXPECT_CALL(*queued, run()).Times(0);
   EXPECT_CALL(*timed, run()).Times(0);
+  ExecutorPool pool(1);
   {
     Blocker blocker(pool);
     pool.schedule(queued);
@@ -558,8 +562,8 @@ TEST(ExecutorPool, UnregisterDropsQueuedAndTimedTasksAndTheirReferences) {
 }
 
 TEST(ExecutorPool, ScheduleAfterUnregisterIsRefused) {
-  ExecutorPool pool(1);
   NullTaskable owner;
+  ExecutorPool pool(1);
   pool.unregisterTaskable(owner);
   auto task = std::make_shared<MockTask>(owner);
   EXPECT_CALL(*task, run()).Times(0);
@@ -570,9 +574,9 @@ TEST(ExecutorPool, ScheduleAfterUnregisterIsRefused) {
 }
 
 TEST(ExecutorPool, UnregisterLeavesOtherOwnersAlone) {
-  ExecutorPool pool(1);
   NullTaskable going, staying;
   RunCounter runs;
+  ExecutorPool pool(1);
   const TaskId id = pool.schedule(sleeper(staying, runs));
   pool.unregisterTaskable(going);
   EXPECT_FALSE(staying.isShutdown());
@@ -581,15 +585,15 @@ TEST(ExecutorPool, UnregisterLeavesOtherOwnersAlone) {
 }
 
 TEST(ExecutorPool, UnregisterFromInsideTheOwnersTaskDoesNotWaitForItself) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   RunCounter others_runs;
+  ExecutorPool pool(1);
   const TaskId other = pool.schedule(sleeper(owner, others_runs));
-  std::promise<void> done;
-  std::future<void> unregistered = done.get_future();
-  pool.schedule(std::make_shared<LambdaTask>(owner, [&](Task&) {
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> unregistered = done->get_future();
+  pool.schedule(std::make_shared<LambdaTask>(owner, [&pool, &owner, done](Task&) {
     pool.unregisterTaskable(owner);
-    done.set_value();
+    done->set_value();
     return true;
   }));
   ASSERT_EQ(std::future_status::ready, unregistered.wait_for(kGuard));
@@ -599,9 +603,9 @@ TEST(ExecutorPool, UnregisterFromInsideTheOwnersTaskDoesNotWaitForItself) {
 }
 
 TEST(ExecutorPool, CallsFromInsideARunWork) {
-  ExecutorPool pool(1);
   NullTaskable owner;
   RunCounter runs;
+  ExecutorPool pool(1);
   const TaskId target = pool.schedule(sleeper(owner, runs));
   pool.schedule(std::make_shared<LambdaTask>(owner, [&](Task&) {
     EXPECT_TRUE(pool.snoozeAndWait(target, hours(1)));
