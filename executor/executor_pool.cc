@@ -1,13 +1,14 @@
 // ExecutorPool: the public calls, and the worker threads that run tasks.
 //
 // Pieces (each in its own file):
-//  - TaskTable (task_table.h): id -> TaskRecord, sharded; every call by id
-//    starts with one lookup under a shard lock.
+//  - TaskTable (task_table.h): id -> Task, indexed by the id, sharded; every
+//    call by id starts with one lookup under a shard lock.
 //  - ReadyQueue (ready_queue.h): due tasks, FIFO, consumed by the NonIO
 //    workers, which spin briefly before blocking.
-//  - TimerThread (timer_thread.h): a boost::asio io_context on one thread, one
-//    steady_timer per task that sleeps for a finite time.
-//  - TaskRecord (task_record.h): per-task state machine and the timer protocol.
+//  - TimerThread (timer_thread.h): a boost::asio io_context on one thread, a
+//    deadline map and one steady_timer for its earliest entry.
+//  - TaskRecord (task_record.h): per-task state machine and the timer protocol,
+//    a private member of Task (so schedule() allocates nothing).
 //
 // Why the workers do not simply run the io_context: a task due now (schedule,
 // wake) goes straight from the caller to the ready queue, where a spinning
@@ -31,22 +32,21 @@
 
 #include "executor/ready_queue.h"
 #include "executor/task_access.h"
-#include "executor/task_record.h"
 #include "executor/task_table.h"
 #include "executor/timer_thread.h"
 
 namespace syncwrite::executor {
 namespace {
 
-using RecordPtr = std::shared_ptr<TaskRecord>;
+using TaskPtr = std::shared_ptr<Task>;
 
 // The record whose run() is executing on this thread, so that
 // unregisterTaskable() called from inside a task does not wait for itself.
-thread_local const TaskRecord* tl_running = nullptr;
+thread_local const Task* tl_running = nullptr;
 
-bool ownedBy(const TaskRecord& rec, const Taskable& owner) {
-  return &rec.task->taskable() == &owner;
-}
+bool ownedBy(const Task& task, const Taskable& owner) { return &task.taskable() == &owner; }
+
+TaskRecord& rec(Task& task) { return TaskAccess::record(task); }
 
 }  // namespace
 
@@ -55,13 +55,13 @@ struct ExecutorPool::Impl {
   ~Impl();
 
   void workerLoop(size_t index);
-  void runOnce(const RecordPtr& rec);
+  void runOnce(const TaskPtr& task);
   // After the wake time became `wake` (read or written at `now`): queue the
   // task if due, or have its timer re-armed if it is earlier than the timer.
-  void afterWakeTimeSet(const RecordPtr& rec, TimeRep wake, TimeRep now);
-  void markDead(TaskRecord& rec);
-  void finish(const RecordPtr& rec);
-  void runOver(TaskRecord& rec);
+  void afterWakeTimeSet(const TaskPtr& task, TimeRep wake, TimeRep now);
+  void markDead(Task& task);
+  void finish(const TaskPtr& task);
+  void runOver(Task& task);
 
   bool wake(TaskId id);
   bool snooze(TaskId id, clock::Duration d);
@@ -89,99 +89,98 @@ ExecutorPool::Impl::~Impl() {
   ready.stop();
   for (std::thread& t : workers) t.join();
   timers.stop();
-  // Drop the records while the io_context (inside `timers`) still exists:
-  // a record owns its steady_timer. Records still referenced by pending timer
-  // callbacks go with the io_context, as asio intends.
-  ready.removeIf([](const TaskRecord&) { return true; });
-  table.eraseIf([](const TaskRecord&) { return true; });
+  // Tasks still referenced by posts to the timer thread go with its
+  // io_context; those with deadlines go with its deadline map.
+  ready.removeIf([](const Task&) { return true; });
+  table.eraseIf([](const Task&) { return true; });
 }
 
 void ExecutorPool::Impl::workerLoop(size_t index) {
   const std::string name = "NonIoPool" + std::to_string(index);
   pthread_setname_np(pthread_self(), name.c_str());
-  while (RecordPtr rec = ready.pop()) runOnce(rec);
+  while (TaskPtr task = ready.pop()) runOnce(task);
 }
 
-void ExecutorPool::Impl::runOnce(const RecordPtr& rec) {
+void ExecutorPool::Impl::runOnce(const TaskPtr& task) {
+  TaskRecord& r = rec(*task);
   // in_run rises before the claim, so that unregisterTaskable(), which marks
   // the task dead and then waits for in_run to fall, either stops the claim
   // or waits for the run.
-  rec->in_run.store(true, std::memory_order_seq_cst);
+  r.in_run.store(true, std::memory_order_seq_cst);
   RecordState expected = RecordState::kQueued;
-  if (!rec->state.compare_exchange_strong(expected, RecordState::kRunning)) {
-    runOver(*rec);  // cancelled while queued
+  if (!r.state.compare_exchange_strong(expected, RecordState::kRunning)) {
+    runOver(*task);  // cancelled while queued
     return;
   }
   // Wakes from here on ask for another run after this one.
-  rec->wake_requested.store(false, std::memory_order_seq_cst);
-  Task& task = *rec->task;
-  TaskAccess::setState(task, TaskState::kRunning);
+  r.wake_requested.store(false, std::memory_order_seq_cst);
+  TaskAccess::setState(*task, TaskState::kRunning);
 
   bool again = false;
-  tl_running = rec.get();
+  tl_running = task.get();
   try {
-    again = task.run();
+    again = task->run();
   } catch (const std::exception& e) {
     std::fprintf(stderr,
                  "syncwrite executor: task '%s' (id %llu, owner '%s') threw: %s; it is dead\n",
-                 task.description().c_str(), static_cast<unsigned long long>(rec->id),
-                 task.taskable().name().c_str(), e.what());
+                 task->description().c_str(), static_cast<unsigned long long>(task->id()),
+                 task->taskable().name().c_str(), e.what());
   } catch (...) {
     std::fprintf(stderr,
                  "syncwrite executor: task '%s' (id %llu, owner '%s') threw a non-exception; it is "
                  "dead\n",
-                 task.description().c_str(), static_cast<unsigned long long>(rec->id),
-                 task.taskable().name().c_str());
+                 task->description().c_str(), static_cast<unsigned long long>(task->id()),
+                 task->taskable().name().c_str());
   }
   tl_running = nullptr;
 
   if (!again) {
-    finish(rec);
-    runOver(*rec);
+    finish(task);
+    runOver(*task);
     return;
   }
-  TaskAccess::setState(task, TaskState::kSnoozed);
+  TaskAccess::setState(*task, TaskState::kSnoozed);
   expected = RecordState::kRunning;
-  if (!rec->state.compare_exchange_strong(expected, RecordState::kWaiting)) {
-    TaskAccess::setState(task, TaskState::kDead);  // cancelled during the run
-    runOver(*rec);
+  if (!r.state.compare_exchange_strong(expected, RecordState::kWaiting)) {
+    TaskAccess::setState(*task, TaskState::kDead);  // cancelled during the run
+    runOver(*task);
     return;
   }
-  runOver(*rec);
-  // Waiting again, with no timer armed as far as anyone can tell: settle it
-  // like a fresh snooze (task_record.h explains the ordering).
-  rec->armed.store(kNeverRep, std::memory_order_seq_cst);
+  runOver(*task);
+  // Waiting again, with no deadline as far as anyone can tell: settle it like
+  // a fresh snooze (task_record.h explains the ordering).
+  r.armed.store(kNeverRep, std::memory_order_seq_cst);
   const TimeRep now = nowRep();
-  const TimeRep wake = rec->wakeTime().load(std::memory_order_seq_cst);
-  if (rec->wake_requested.load(std::memory_order_seq_cst)) {
-    ready.enqueueIfWaiting(rec);  // woken during the run
+  const TimeRep wake = TaskAccess::wakeTime(*task).load(std::memory_order_seq_cst);
+  if (r.wake_requested.load(std::memory_order_seq_cst)) {
+    ready.enqueueIfWaiting(task);  // woken during the run
     return;
   }
-  afterWakeTimeSet(rec, wake, now);
+  afterWakeTimeSet(task, wake, now);
 }
 
-void ExecutorPool::Impl::afterWakeTimeSet(const RecordPtr& rec, TimeRep wake, TimeRep now) {
+void ExecutorPool::Impl::afterWakeTimeSet(const TaskPtr& task, TimeRep wake, TimeRep now) {
   if (wake <= now) {
-    ready.enqueueIfWaiting(rec);
-  } else if (wake < rec->armed.load(std::memory_order_seq_cst)) {
-    timers.requestSettle(rec);
+    ready.enqueueIfWaiting(task);
+  } else if (wake < rec(*task).armed.load(std::memory_order_seq_cst)) {
+    timers.requestSettle(task);
   }
-  // Otherwise the timer fires no later than `wake` and re-arms: nothing to do.
+  // Otherwise the deadline comes no later than `wake` and re-arms: nothing to do.
 }
 
-void ExecutorPool::Impl::markDead(TaskRecord& rec) {
-  rec.state.store(RecordState::kDead, std::memory_order_seq_cst);
-  TaskAccess::setState(*rec.task, TaskState::kDead);
+void ExecutorPool::Impl::markDead(Task& task) {
+  rec(task).state.store(RecordState::kDead, std::memory_order_seq_cst);
+  TaskAccess::setState(task, TaskState::kDead);
 }
 
-void ExecutorPool::Impl::finish(const RecordPtr& rec) {
-  markDead(*rec);
-  table.erase(rec->id);
-  if (rec->timer_pending.load()) timers.release({rec}, /*wait=*/false);
+void ExecutorPool::Impl::finish(const TaskPtr& task) {
+  markDead(*task);
+  table.erase(task->id());
+  if (rec(*task).timer_pending.load()) timers.release({task}, /*wait=*/false);
 }
 
-void ExecutorPool::Impl::runOver(TaskRecord& rec) {
-  rec.in_run.store(false, std::memory_order_seq_cst);
+void ExecutorPool::Impl::runOver(Task& task) {
+  rec(task).in_run.store(false, std::memory_order_seq_cst);
   if (run_waiters.load(std::memory_order_seq_cst) > 0) {
     { std::lock_guard lock(run_mu); }
     run_cv.notify_all();
@@ -189,29 +188,29 @@ void ExecutorPool::Impl::runOver(TaskRecord& rec) {
 }
 
 bool ExecutorPool::Impl::wake(TaskId id) {
-  return table.withRecord(id, [this](const RecordPtr& rec) {
-    rec->wakeTime().store(0, std::memory_order_seq_cst);
-    rec->wake_requested.store(true, std::memory_order_seq_cst);
-    ready.enqueueIfWaiting(rec);
+  return table.withTask(id, [this](const TaskPtr& task) {
+    TaskAccess::wakeTime(*task).store(0, std::memory_order_seq_cst);
+    rec(*task).wake_requested.store(true, std::memory_order_seq_cst);
+    ready.enqueueIfWaiting(task);
   });
 }
 
 bool ExecutorPool::Impl::snooze(TaskId id, clock::Duration d) {
   const TimeRep now = nowRep();
   const TimeRep wake = deadlineAfter(now, d);
-  return table.withRecord(id, [&](const RecordPtr& rec) {
-    rec->wakeTime().store(wake, std::memory_order_seq_cst);
-    afterWakeTimeSet(rec, wake, now);
+  return table.withTask(id, [&](const TaskPtr& task) {
+    TaskAccess::wakeTime(*task).store(wake, std::memory_order_seq_cst);
+    afterWakeTimeSet(task, wake, now);
   });
 }
 
 bool ExecutorPool::Impl::snoozeAndWait(TaskId id, clock::Duration d) {
   const TimeRep now = nowRep();
   const TimeRep wake = deadlineAfter(now, d);
-  RecordPtr found;
-  table.withRecord(id, [&](const RecordPtr& rec) {
-    rec->wakeTime().store(wake, std::memory_order_seq_cst);
-    found = rec;
+  TaskPtr found;
+  table.withTask(id, [&](const TaskPtr& task) {
+    TaskAccess::wakeTime(*task).store(wake, std::memory_order_seq_cst);
+    found = task;
   });
   if (!found) return false;
   if (wake <= now) {
@@ -236,15 +235,14 @@ TaskId ExecutorPool::schedule(std::shared_ptr<Task> task) {
   if (!task) return kNoTask;
   const TaskId id = impl_->next_id.fetch_add(1, std::memory_order_relaxed);
   if (!TaskAccess::claimId(*task, id)) return kNoTask;  // scheduled before
-  auto rec = std::make_shared<TaskRecord>(task, id);
   const Taskable& owner = task->taskable();
-  if (!impl_->table.insert(rec, [&owner] { return owner.isShutdown(); })) {
+  if (!impl_->table.insert(id, task, [&owner] { return owner.isShutdown(); })) {
     TaskAccess::releaseId(*task);
     return kNoTask;
   }
   TaskAccess::setState(*task, TaskState::kSnoozed);
   const TimeRep now = nowRep();
-  impl_->afterWakeTimeSet(rec, rec->wakeTime().load(std::memory_order_seq_cst), now);
+  impl_->afterWakeTimeSet(task, TaskAccess::wakeTime(*task).load(std::memory_order_seq_cst), now);
   return id;
 }
 
@@ -259,10 +257,10 @@ bool ExecutorPool::snoozeAndWait(TaskId id, clock::Duration d) {
 }
 
 bool ExecutorPool::cancel(TaskId id) {
-  RecordPtr rec = impl_->table.erase(id);
-  if (!rec) return false;
-  impl_->markDead(*rec);
-  if (rec->timer_pending.load()) impl_->timers.release({rec}, /*wait=*/false);
+  TaskPtr task = impl_->table.erase(id);
+  if (!task) return false;
+  impl_->markDead(*task);
+  if (rec(*task).timer_pending.load()) impl_->timers.release({task}, /*wait=*/false);
   return true;
 }
 
@@ -270,18 +268,18 @@ void ExecutorPool::unregisterTaskable(Taskable& owner) {
   // Shut down first: a schedule() that checks after this is refused, and one
   // that checked before has inserted by the time eraseIf() takes its shard.
   owner.setShutdown();
-  std::vector<RecordPtr> recs =
-      impl_->table.eraseIf([&owner](const TaskRecord& rec) { return ownedBy(rec, owner); });
-  for (const RecordPtr& rec : recs) impl_->markDead(*rec);
-  impl_->ready.removeIf([&owner](const TaskRecord& rec) { return ownedBy(rec, owner); });
-  impl_->timers.release(recs, /*wait=*/true);
+  std::vector<TaskPtr> tasks =
+      impl_->table.eraseIf([&owner](const Task& task) { return ownedBy(task, owner); });
+  for (const TaskPtr& task : tasks) impl_->markDead(*task);
+  impl_->ready.removeIf([&owner](const Task& task) { return ownedBy(task, owner); });
+  impl_->timers.release(tasks, /*wait=*/true);
 
   impl_->run_waiters.fetch_add(1, std::memory_order_seq_cst);
   {
     std::unique_lock lock(impl_->run_mu);
-    impl_->run_cv.wait(lock, [&recs] {
-      return std::none_of(recs.begin(), recs.end(), [](const RecordPtr& rec) {
-        return rec.get() != tl_running && rec->in_run.load(std::memory_order_seq_cst);
+    impl_->run_cv.wait(lock, [&tasks] {
+      return std::none_of(tasks.begin(), tasks.end(), [](const TaskPtr& task) {
+        return task.get() != tl_running && rec(*task).in_run.load(std::memory_order_seq_cst);
       });
     });
   }

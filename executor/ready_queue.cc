@@ -2,6 +2,8 @@
 
 #include <thread>
 
+#include "executor/task_access.h"
+
 namespace syncwrite::executor {
 namespace {
 
@@ -15,44 +17,41 @@ inline void cpuRelax() noexcept {
 
 }  // namespace
 
-bool ReadyQueue::enqueueIfWaiting(const RecordPtr& rec) {
+bool ReadyQueue::enqueueIfWaiting(const TaskPtr& task) {
+  TaskRecord& rec = TaskAccess::record(*task);
   RecordState expected = RecordState::kWaiting;
-  if (!rec->state.compare_exchange_strong(expected, RecordState::kQueued)) return false;
+  if (!rec.state.compare_exchange_strong(expected, RecordState::kQueued)) return false;
   // While queued or running the worker decides what happens next; a snooze in
   // the meantime must not post to the timer thread.
-  rec->armed.store(0, std::memory_order_seq_cst);
-  push(rec);
+  rec.armed.store(0, std::memory_order_seq_cst);
+  push(task);
   return true;
 }
 
-void ReadyQueue::push(RecordPtr rec) {
+void ReadyQueue::push(TaskPtr task) {
   bool notify;
   {
     std::lock_guard lock(mu_);
-    items_.push_back(std::move(rec));
-    size_.store(items_.size(), std::memory_order_release);
+    pushLocked(std::move(task));
     notify = sleepers_ > 0;
   }
   if (notify) cv_.notify_one();
 }
 
-ReadyQueue::RecordPtr ReadyQueue::pop() {
+ReadyQueue::TaskPtr ReadyQueue::pop() {
   for (;;) {
     std::unique_lock lock(mu_);
     if (stopped_) return nullptr;
-    if (items_.empty()) {
+    if (count_ == 0) {
       lock.unlock();
       if (spinUntilNonEmpty()) continue;
       lock.lock();
       ++sleepers_;
-      cv_.wait(lock, [this] { return stopped_ || !items_.empty(); });
+      cv_.wait(lock, [this] { return stopped_ || count_ != 0; });
       --sleepers_;
       if (stopped_) return nullptr;
     }
-    RecordPtr rec = std::move(items_.front());
-    items_.pop_front();
-    size_.store(items_.size(), std::memory_order_release);
-    return rec;
+    return popLocked();
   }
 }
 
@@ -81,10 +80,34 @@ void ReadyQueue::stop() {
   cv_.notify_all();
 }
 
-void ReadyQueue::removeIf(const std::function<bool(const TaskRecord&)>& pred) {
+void ReadyQueue::removeIf(const std::function<bool(const Task&)>& pred) {
   std::lock_guard lock(mu_);
-  std::erase_if(items_, [&](const RecordPtr& rec) { return pred(*rec); });
-  size_.store(items_.size(), std::memory_order_release);
+  for (size_t n = count_; n > 0; --n) {
+    TaskPtr task = popLocked();
+    if (!pred(*task)) pushLocked(std::move(task));
+  }
+}
+
+void ReadyQueue::pushLocked(TaskPtr task) {
+  if (count_ == ring_.size()) {
+    std::vector<TaskPtr> bigger(ring_.size() * 2);
+    for (size_t i = 0; i < count_; ++i) {
+      bigger[i] = std::move(ring_[(head_ + i) & (ring_.size() - 1)]);
+    }
+    ring_.swap(bigger);
+    head_ = 0;
+  }
+  ring_[(head_ + count_) & (ring_.size() - 1)] = std::move(task);
+  ++count_;
+  size_.store(count_, std::memory_order_release);
+}
+
+ReadyQueue::TaskPtr ReadyQueue::popLocked() {
+  TaskPtr task = std::move(ring_[head_]);
+  head_ = (head_ + 1) & (ring_.size() - 1);
+  --count_;
+  size_.store(count_, std::memory_order_release);
+  return task;
 }
 
 }  // namespace syncwrite::executor

@@ -4,6 +4,8 @@
 
 namespace syncwrite::executor {
 
+Task::~Task() = default;
+
 void Task::snooze(clock::Duration d) noexcept {
   wake_time_.store(deadlineAfter(nowRep(), d), std::memory_order_seq_cst);
 }

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "clock/time.h"
+#include "executor/task_record.h"
 
 namespace syncwrite::executor {
 
@@ -68,7 +69,7 @@ class Task {
         description_(std::move(description)),
         group_(group),
         wake_time_(initial_wake.time_since_epoch().count()) {}
-  virtual ~Task() = default;
+  virtual ~Task();
   Task(const Task&) = delete;
   Task& operator=(const Task&) = delete;
 
@@ -102,6 +103,7 @@ class Task {
   std::atomic<clock::Duration::rep> wake_time_;
   std::atomic<TaskId> id_{kNoTask};
   std::atomic<TaskState> state_{TaskState::kSnoozed};
+  TaskRecord record_;  // the pool's bookkeeping (executor/task_record.h)
 };
 
 }  // namespace syncwrite::executor

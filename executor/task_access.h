@@ -31,6 +31,7 @@ inline TimeRep deadlineAfter(TimeRep now, clock::Duration d) noexcept {
 class TaskAccess {
  public:
   static std::atomic<TimeRep>& wakeTime(Task& t) noexcept { return t.wake_time_; }
+  static TaskRecord& record(Task& t) noexcept { return t.record_; }
 
   // Gives the task its id; false when it already has one (scheduled before).
   static bool claimId(Task& t, TaskId id) noexcept {

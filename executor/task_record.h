@@ -1,6 +1,8 @@
-// TaskRecord (internal to executor/): the pool's bookkeeping for one scheduled
-// Task, shared by the id table, the ready queue, the timer thread and the
-// worker running it (each holds a shared_ptr while it needs the record).
+// TaskRecord (internal to executor/): the pool's bookkeeping for one Task. It
+// is a private member of Task, so scheduling allocates nothing (an allocation
+// made by the scheduling thread and freed by a worker costs a contended malloc
+// arena lock per task with glibc: it halved OneShotScheduleRun). It holds no
+// asio object, so a Task may outlive its pool.
 //
 // Who may move a task between states (RecordState):
 //
@@ -31,28 +33,22 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
-#include <optional>
 
-#include <boost/asio/steady_timer.hpp>
-
-#include "executor/task.h"
-#include "executor/task_access.h"
+#include "clock/time.h"
 
 namespace syncwrite::executor {
 
+class Task;
 enum class RecordState : uint8_t { kWaiting, kQueued, kRunning, kDead };
 
+// The timer thread's deadlines: when to look at which task (timer_thread.h).
+using DeadlineMap = std::multimap<clock::Duration::rep, std::shared_ptr<Task>>;
+
 struct TaskRecord {
-  TaskRecord(std::shared_ptr<Task> t, TaskId task_id) : task(std::move(t)), id(task_id) {}
-
-  std::atomic<TimeRep>& wakeTime() const noexcept { return TaskAccess::wakeTime(*task); }
-
-  const std::shared_ptr<Task> task;
-  const TaskId id;
-
   // Hot on the snooze path: keep together.
-  std::atomic<TimeRep> armed{kNeverRep};
+  std::atomic<clock::Duration::rep> armed{clock::kNever.time_since_epoch().count()};
   std::atomic<bool> settle_pending{false};
   std::atomic<RecordState> state{RecordState::kWaiting};
   // Set by wake(); cleared just before each run. A wake that arrives during a
@@ -61,14 +57,15 @@ struct TaskRecord {
   // True from just before a worker claims the task until its run is over;
   // unregisterTaskable() waits for it to fall.
   std::atomic<bool> in_run{false};
-  // True while the timer thread has an async_wait outstanding (which holds a
-  // reference to this record): cancel asks the timer thread to drop it.
+  // True while the task has an entry in the timer thread's deadline map (which
+  // holds a reference to it): cancel asks the timer thread to drop it.
   std::atomic<bool> timer_pending{false};
 
   // Timer thread only.
-  std::optional<boost::asio::steady_timer> timer;  // created on first use
-  TimeRep armed_for = kNeverRep;                   // the wake time of the last arm
-  uint64_t arm_generation = 0;                     // stale timer callbacks ignore themselves
+  bool has_deadline = false;
+  DeadlineMap::iterator deadline;  // valid while has_deadline
+  clock::Duration::rep armed_for =
+      clock::kNever.time_since_epoch().count();  // wake time of the last arm
 };
 
 }  // namespace syncwrite::executor

@@ -14,7 +14,7 @@ const TaskTable::Slot* TaskTable::Shard::find(TaskId id) const noexcept {
   }
 }
 
-void TaskTable::Shard::insert(TaskId id, RecordPtr rec) {
+void TaskTable::Shard::insert(TaskId id, TaskPtr task) {
   if ((size + 1) * 2 > slots.size()) {  // keep the load factor <= 1/2
     std::vector<Slot> old(slots.size() * 2);
     old.swap(slots);
@@ -29,11 +29,11 @@ void TaskTable::Shard::insert(TaskId id, RecordPtr rec) {
   const size_t mask = slots.size() - 1;
   size_t i = home(id);
   while (slots[i].id != kNoTask) i = (i + 1) & mask;
-  slots[i] = Slot{id, std::move(rec)};
+  slots[i] = Slot{id, std::move(task)};
   ++size;
 }
 
-TaskTable::RecordPtr TaskTable::Shard::erase(TaskId id) {
+TaskTable::TaskPtr TaskTable::Shard::erase(TaskId id) {
   if (id == kNoTask) return nullptr;
   const size_t mask = slots.size() - 1;
   size_t hole = home(id);
@@ -41,7 +41,7 @@ TaskTable::RecordPtr TaskTable::Shard::erase(TaskId id) {
     if (slots[hole].id == kNoTask) return nullptr;
     hole = (hole + 1) & mask;
   }
-  RecordPtr rec = std::move(slots[hole].rec);
+  TaskPtr task = std::move(slots[hole].task);
   slots[hole] = Slot{};
   --size;
   // Backward-shift: pull later entries of the probe run into the hole when
@@ -54,31 +54,30 @@ TaskTable::RecordPtr TaskTable::Shard::erase(TaskId id) {
     slots[j] = Slot{};
     hole = j;
   }
-  return rec;
+  return task;
 }
 
-bool TaskTable::insert(const RecordPtr& rec, const std::function<bool()>& refuse) {
-  Shard& shard = shardFor(rec->id);
+bool TaskTable::insert(TaskId id, const TaskPtr& task, const std::function<bool()>& refuse) {
+  Shard& shard = shardFor(id);
   std::lock_guard lock(shard.mu);
   if (refuse()) return false;
-  shard.insert(rec->id, rec);
+  shard.insert(id, task);
   return true;
 }
 
-TaskTable::RecordPtr TaskTable::erase(TaskId id) {
+TaskTable::TaskPtr TaskTable::erase(TaskId id) {
   Shard& shard = shardFor(id);
   std::lock_guard lock(shard.mu);
   return shard.erase(id);
 }
 
-std::vector<TaskTable::RecordPtr> TaskTable::eraseIf(
-    const std::function<bool(const TaskRecord&)>& pred) {
-  std::vector<RecordPtr> out;
+std::vector<TaskTable::TaskPtr> TaskTable::eraseIf(const std::function<bool(const Task&)>& pred) {
+  std::vector<TaskPtr> out;
   for (Shard& shard : shards_) {
     std::lock_guard lock(shard.mu);
     std::vector<TaskId> doomed;
     for (const Slot& slot : shard.slots) {
-      if (slot.id != kNoTask && pred(*slot.rec)) doomed.push_back(slot.id);
+      if (slot.id != kNoTask && pred(*slot.task)) doomed.push_back(slot.id);
     }
     for (TaskId id : doomed) out.push_back(shard.erase(id));
   }

@@ -1,4 +1,4 @@
-// TaskTable (internal to executor/): TaskId -> TaskRecord for every scheduled
+// TaskTable (internal to executor/): TaskId -> Task for every scheduled
 // task that is not dead, sharded so that front-end threads snoozing different
 // tasks rarely meet on a lock.
 //
@@ -25,33 +25,34 @@
 #include <mutex>
 #include <vector>
 
-#include "executor/task_record.h"
+#include "executor/task.h"
 
 namespace syncwrite::executor {
 
 class TaskTable {
  public:
-  using RecordPtr = std::shared_ptr<TaskRecord>;
+  using TaskPtr = std::shared_ptr<Task>;
 
-  // Inserts `rec` unless `refuse()`, evaluated under the shard lock, is true.
-  bool insert(const RecordPtr& rec, const std::function<bool()>& refuse);
+  // Inserts `task` under `id` unless `refuse()`, evaluated under the shard
+  // lock, is true.
+  bool insert(TaskId id, const TaskPtr& task, const std::function<bool()>& refuse);
 
-  // Runs fn(record) under the shard lock; false (fn not called) when absent.
+  // Runs fn(task) under the shard lock; false (fn not called) when absent.
   template <typename Fn>
-  bool withRecord(TaskId id, Fn&& fn) {
+  bool withTask(TaskId id, Fn&& fn) {
     Shard& shard = shardFor(id);
     std::lock_guard lock(shard.mu);
     const Slot* slot = shard.find(id);
     if (slot == nullptr) return false;
-    fn(slot->rec);
+    fn(slot->task);
     return true;
   }
 
-  // Removes and returns the record for `id` (nullptr when absent).
-  RecordPtr erase(TaskId id);
+  // Removes and returns the task with `id` (nullptr when absent).
+  TaskPtr erase(TaskId id);
 
-  // Removes and returns every record whose task `pred` accepts.
-  std::vector<RecordPtr> eraseIf(const std::function<bool(const TaskRecord&)>& pred);
+  // Removes and returns every task `pred` accepts.
+  std::vector<TaskPtr> eraseIf(const std::function<bool(const Task&)>& pred);
 
  private:
   static constexpr unsigned kBlockBits = 6;  // 64 consecutive ids per shard block
@@ -60,7 +61,7 @@ class TaskTable {
 
   struct Slot {
     TaskId id = kNoTask;  // kNoTask: empty
-    RecordPtr rec;
+    TaskPtr task;
   };
 
   struct alignas(64) Shard {
@@ -74,8 +75,8 @@ class TaskTable {
       return key & (slots.size() - 1);
     }
     const Slot* find(TaskId id) const noexcept;
-    void insert(TaskId id, RecordPtr rec);
-    RecordPtr erase(TaskId id);
+    void insert(TaskId id, TaskPtr task);
+    TaskPtr erase(TaskId id);
   };
 
   Shard& shardFor(TaskId id) noexcept { return shards_[(id >> kBlockBits) & (kShards - 1)]; }

@@ -16,7 +16,11 @@ TimerThread::TimerThread(ReadyQueue& ready, const char* name)
   });
 }
 
-TimerThread::~TimerThread() { stop(); }
+TimerThread::~TimerThread() {
+  stop();
+  for (auto& [at, task] : deadlines_) TaskAccess::record(*task).has_deadline = false;
+  deadlines_.clear();
+}
 
 void TimerThread::stop() {
   if (!thread_.joinable()) return;
@@ -25,102 +29,125 @@ void TimerThread::stop() {
   thread_.join();
 }
 
-void TimerThread::requestSettle(const RecordPtr& rec) {
-  if (rec->settle_pending.exchange(true, std::memory_order_seq_cst)) return;
-  boost::asio::post(io_, [this, rec] {
+void TimerThread::requestSettle(const TaskPtr& task) {
+  if (TaskAccess::record(*task).settle_pending.exchange(true, std::memory_order_seq_cst)) return;
+  boost::asio::post(io_, [this, task] {
     // Cleared before settle() reads the wake time: a snooze that finds the
     // flag still set is seen by the read below (task_record.h).
-    rec->settle_pending.store(false, std::memory_order_seq_cst);
-    settle(rec);
+    TaskAccess::record(*task).settle_pending.store(false, std::memory_order_seq_cst);
+    settle(task);
   });
 }
 
-void TimerThread::settleAndWait(RecordPtr rec) {
+void TimerThread::settleAndWait(const TaskPtr& task) {
   std::promise<void> done;
   std::future<void> settled = done.get_future();
-  boost::asio::post(io_, [this, &rec, &done] {
-    settle(rec);
+  boost::asio::post(io_, [this, &task, &done] {
+    settle(task);
     done.set_value();
   });
   settled.wait();
 }
 
-void TimerThread::release(std::vector<RecordPtr> recs, bool wait) {
-  if (recs.empty()) return;
-  auto cancel_all = [recs = std::move(recs)] {
-    for (const RecordPtr& rec : recs) cancelTimer(*rec);
-  };
+void TimerThread::release(std::vector<TaskPtr> tasks, bool wait) {
+  if (tasks.empty()) return;
   if (!wait) {
-    boost::asio::post(io_, std::move(cancel_all));
+    boost::asio::post(io_, [this, tasks = std::move(tasks)] {
+      for (const TaskPtr& task : tasks) remove(*task);
+    });
     return;
   }
   std::promise<void> done;
   std::future<void> released = done.get_future();
-  boost::asio::post(io_, [this, &cancel_all, &done] {
-    cancel_all();
-    // The cancelled waits complete (and drop their references) in handlers
-    // queued behind this one; report back only after them.
-    boost::asio::post(io_, [&done] { done.set_value(); });
+  boost::asio::post(io_, [this, &tasks, &done] {
+    for (const TaskPtr& task : tasks) remove(*task);
+    done.set_value();
   });
   released.wait();
 }
 
-void TimerThread::settle(const RecordPtr& rec) {
+void TimerThread::settle(const TaskPtr& task) {
+  TaskRecord& rec = TaskAccess::record(*task);
+  std::atomic<TimeRep>& wake_time = TaskAccess::wakeTime(*task);
   for (;;) {
-    const RecordState state = rec->state.load(std::memory_order_seq_cst);
+    const RecordState state = rec.state.load(std::memory_order_seq_cst);
     if (state == RecordState::kDead) {
-      cancelTimer(*rec);
+      remove(*task);
       return;
     }
     // Queued or running: the worker settles the task after its run.
     if (state != RecordState::kWaiting) return;
 
     const TimeRep now = nowRep();
-    const TimeRep wake = rec->wakeTime().load(std::memory_order_seq_cst);
+    const TimeRep wake = wake_time.load(std::memory_order_seq_cst);
     if (wake <= now) {
-      if (ready_.enqueueIfWaiting(rec) && rec->timer_pending.load()) cancelTimer(*rec);
+      if (ready_.enqueueIfWaiting(task)) remove(*task);
       return;
     }
     TimeRep at;
     if (wake == kNeverRep) {
       at = kNeverRep;
-    } else if (wake == rec->armed_for || wake - now < kEarlyArmMin.count()) {
+    } else if (wake == rec.armed_for || wake - now < kEarlyArmMin.count()) {
       at = wake;
     } else {
       at = now + (wake - now) / kEarlyArmDivisor;
     }
-    rec->armed.store(at, std::memory_order_seq_cst);
+    rec.armed.store(at, std::memory_order_seq_cst);
     // A snooze to before `at` that read the previous `armed` did not post:
     // pick its wake time up here.
-    if (rec->wakeTime().load(std::memory_order_seq_cst) < at) continue;
+    if (wake_time.load(std::memory_order_seq_cst) < at) continue;
     if (at == kNeverRep) {
-      if (rec->timer_pending.load()) cancelTimer(*rec);
+      remove(*task);
     } else {
-      rec->armed_for = wake;
-      arm(rec, at);
+      rec.armed_for = wake;
+      place(task, at);
     }
     return;
   }
 }
 
-void TimerThread::arm(const RecordPtr& rec, TimeRep at) {
-  if (!rec->timer) rec->timer.emplace(io_);
-  rec->timer->expires_at(clock::TimePoint(clock::Duration(at)));
-  const uint64_t generation = ++rec->arm_generation;
-  rec->timer_pending.store(true);
-  rec->timer->async_wait([this, rec, generation](const boost::system::error_code&) {
-    // Re-armed or cancelled since (an expiry can be queued before the
-    // cancel that meant to stop it): a newer callback owns the timer.
-    if (generation != rec->arm_generation) return;
-    rec->timer_pending.store(false);
-    settle(rec);
+void TimerThread::place(const TaskPtr& task, TimeRep at) {
+  TaskRecord& rec = TaskAccess::record(*task);
+  if (rec.has_deadline) deadlines_.erase(rec.deadline);
+  rec.deadline = deadlines_.emplace(at, task);
+  rec.has_deadline = true;
+  rec.timer_pending.store(true);
+  if (at < wake_up_at_) wakeUpAt(at);
+}
+
+void TimerThread::remove(Task& task) {
+  TaskRecord& rec = TaskAccess::record(task);
+  if (!rec.has_deadline) return;
+  rec.has_deadline = false;
+  rec.timer_pending.store(false);
+  deadlines_.erase(rec.deadline);  // may drop the last reference to `task`
+  // wake_up_ stays armed: when it fires it finds nothing due and re-arms.
+}
+
+void TimerThread::wakeUpAt(TimeRep at) {
+  wake_up_at_ = at;
+  wake_up_.expires_at(clock::TimePoint(clock::Duration(at)));
+  wake_up_.async_wait([this](const boost::system::error_code& error) {
+    if (error == boost::asio::error::operation_aborted) return;  // re-armed since
+    onWakeUp();
   });
 }
 
-void TimerThread::cancelTimer(TaskRecord& rec) {
-  ++rec.arm_generation;
-  if (rec.timer) rec.timer->cancel();
-  rec.timer_pending.store(false);
+void TimerThread::onWakeUp() {
+  wake_up_at_ = kNeverRep;
+  const TimeRep now = nowRep();
+  // settle() places entries only after `now`, so this loop ends.
+  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+    TaskPtr task = std::move(deadlines_.begin()->second);
+    TaskRecord& rec = TaskAccess::record(*task);
+    rec.has_deadline = false;
+    rec.timer_pending.store(false);
+    deadlines_.erase(deadlines_.begin());
+    settle(task);
+  }
+  if (!deadlines_.empty() && deadlines_.begin()->first < wake_up_at_) {
+    wakeUpAt(deadlines_.begin()->first);
+  }
 }
 
 }  // namespace syncwrite::executor
