@@ -4,13 +4,18 @@
 
 namespace syncwrite::durability {
 
-AckState::AckState(ReplicationTopology topology) : topology_(topology) {
-  setTopology(std::move(topology));
+AckState::AckState(ReplicationTopology topology) : topology_(std::move(topology)) {
+  keepAcksOfCurrentReplicas();
 }
 
 void AckState::setTopology(ReplicationTopology topology) {
+  topology_ = std::move(topology);
+  keepAcksOfCurrentReplicas();
+}
+
+void AckState::keepAcksOfCurrentReplicas() {
   absl::flat_hash_map<std::string, Seqno> acks;
-  for (const ReplicationChain& chain : topology.chains()) {
+  for (const ReplicationChain& chain : topology_.chains()) {
     for (const std::string& replica : chain.replicas) {
       if (replica.empty()) continue;
       auto previous = replica_acks_.find(replica);
@@ -18,7 +23,6 @@ void AckState::setTopology(ReplicationTopology topology) {
     }
   }
   replica_acks_ = std::move(acks);
-  topology_ = std::move(topology);
 }
 
 bool AckState::seqnoAck(const std::string& node, Seqno prepared_seqno) {

@@ -54,6 +54,9 @@ class AckState {
   Seqno persistedSeqno() const noexcept { return persisted_seqno_; }
 
  private:
+  // One entry per defined replica of topology_: its ack if it had one, else 0.
+  void keepAcksOfCurrentReplicas();
+
   ReplicationTopology topology_;
   absl::flat_hash_map<std::string, Seqno> replica_acks_;
   Seqno persisted_seqno_ = 0;
