@@ -1,0 +1,377 @@
+#include "server/protocol/client.h"
+
+#include <deque>
+
+#include <absl/strings/str_cat.h>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+
+#include "server/protocol/packet_reader.h"
+#include "server/protocol/request_encoder.h"
+
+namespace syncwrite::server::protocol {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+// Every blocking step is an asynchronous operation driven by io.run_one_for()
+// up to a deadline: that is what gives synchronous calls a timeout. On a
+// timeout the socket is closed and the aborted handlers are drained before the
+// locals they point at go out of scope.
+struct Client::Impl {
+  explicit Impl(ClientOptions opts)
+      : options(opts), reader(PacketReader::Direction::kResponses, opts.max_packet_size) {}
+
+  // Runs the io_context until `done` or the deadline.
+  absl::Status waitFor(const bool& done, Clock::time_point deadline, std::string_view what) {
+    io.restart();
+    while (!done) {
+      const auto now = Clock::now();
+      if (now >= deadline) {
+        boost::system::error_code ignored;
+        socket.close(ignored);
+        resolver.cancel();
+        io.restart();
+        io.run();  // drain the aborted operations
+        open = false;
+        return absl::DeadlineExceededError(
+            absl::StrCat("timed out after ", options.timeout.count(), " ms ", std::string(what)));
+      }
+      io.run_one_for(deadline - now);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status fail(absl::Status status) {
+    boost::system::error_code ignored;
+    socket.close(ignored);
+    open = false;
+    return status;
+  }
+
+  absl::Status write(std::string_view bytes, Clock::time_point deadline) {
+    if (!open) return absl::FailedPreconditionError("connection is closed");
+    bool done = false;
+    boost::system::error_code error;
+    asio::async_write(socket, asio::buffer(bytes.data(), bytes.size()),
+                      [&](const boost::system::error_code& ec, size_t) {
+                        error = ec;
+                        done = true;
+                      });
+    if (auto status = waitFor(done, deadline, "sending"); !status.ok()) return status;
+    if (error) return fail(absl::UnavailableError(absl::StrCat("send failed: ", error.message())));
+    return absl::OkStatus();
+  }
+
+  // Reads more bytes into the reader. kUnavailable on end of stream.
+  absl::Status readSome(Clock::time_point deadline, std::string_view what) {
+    if (!open) return absl::FailedPreconditionError("connection is closed");
+    bool done = false;
+    boost::system::error_code error;
+    size_t read = 0;
+    std::span<char> space = reader.prepare();
+    socket.async_read_some(asio::buffer(space.data(), space.size()),
+                           [&](const boost::system::error_code& ec, size_t n) {
+                             error = ec;
+                             read = n;
+                             done = true;
+                           });
+    if (auto status = waitFor(done, deadline, what); !status.ok()) return status;
+    reader.commit(read);
+    if (error == asio::error::eof) {
+      return fail(absl::UnavailableError("connection closed by server"));
+    }
+    if (error) return fail(absl::UnavailableError(absl::StrCat("read failed: ", error.message())));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Response> readPacket(Clock::time_point deadline) {
+    while (true) {
+      PacketReader::Next next = reader.next();
+      switch (next.result) {
+        case PacketReader::Result::kPacket:
+          if (!next.header.sectionsFit()) {
+            return fail(absl::DataLossError("response sections exceed its body length"));
+          }
+          return Response::fromPacket(next.packet);
+        case PacketReader::Result::kBadMagic:
+          return fail(absl::DataLossError(
+              absl::StrCat("not a response: magic 0x", absl::Hex(next.header.magic))));
+        case PacketReader::Result::kTooBig:
+          return fail(absl::DataLossError(absl::StrCat("response body of ", next.header.body_length,
+                                                       " bytes is over the limit")));
+        case PacketReader::Result::kNeedMore:
+          break;
+      }
+      if (auto status = readSome(deadline, "waiting for a response"); !status.ok()) return status;
+    }
+  }
+
+  // The response with `opaque`; others go to `stray`.
+  absl::StatusOr<Response> readMatching(uint32_t opaque, Clock::time_point deadline) {
+    while (true) {
+      absl::StatusOr<Response> response = readPacket(deadline);
+      if (!response.ok() || response->opaque == opaque) return response;
+      stray.push_back(*std::move(response));
+    }
+  }
+
+  Clock::time_point deadline() const { return Clock::now() + options.timeout; }
+
+  ClientOptions options;
+  asio::io_context io;
+  tcp::socket socket{io};
+  tcp::resolver resolver{io};
+  PacketReader reader;
+  std::deque<Response> stray;
+  uint32_t last_opaque = 0;
+  bool open = false;
+};
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+Client::~Client() = default;
+
+absl::StatusOr<Client> Client::connect(std::string_view host, uint16_t port,
+                                       ClientOptions options) {
+  auto impl = std::make_unique<Impl>(options);
+  const std::string where = absl::StrCat(std::string(host), ":", port);
+  const auto deadline = impl->deadline();
+
+  bool done = false;
+  boost::system::error_code error;
+  tcp::resolver::results_type endpoints;
+  impl->resolver.async_resolve(
+      std::string(host), std::to_string(port),
+      [&](const boost::system::error_code& ec, tcp::resolver::results_type results) {
+        error = ec;
+        endpoints = std::move(results);
+        done = true;
+      });
+  if (auto status = impl->waitFor(done, deadline, "resolving"); !status.ok()) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("cannot connect to ", where, ": ", status.message()));
+  }
+  if (error) {
+    return absl::UnavailableError(absl::StrCat("cannot connect to ", where, ": ", error.message()));
+  }
+  done = false;
+  asio::async_connect(impl->socket, endpoints,
+                      [&](const boost::system::error_code& ec, const tcp::endpoint&) {
+                        error = ec;
+                        done = true;
+                      });
+  if (auto status = impl->waitFor(done, deadline, "connecting"); !status.ok()) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("cannot connect to ", where, ": ", status.message()));
+  }
+  if (error) {
+    return absl::UnavailableError(absl::StrCat("cannot connect to ", where, ": ", error.message()));
+  }
+  boost::system::error_code ignored;
+  impl->socket.set_option(tcp::no_delay(true), ignored);  // requests are small and awaited
+  impl->open = true;
+  return Client(std::move(impl));
+}
+
+uint32_t Client::nextOpaque() noexcept {
+  if (++impl_->last_opaque == 0) ++impl_->last_opaque;
+  return impl_->last_opaque;
+}
+
+bool Client::isOpen() const noexcept { return impl_ && impl_->open; }
+
+void Client::close() noexcept {
+  if (!impl_) return;
+  boost::system::error_code ignored;
+  impl_->socket.close(ignored);
+  impl_->open = false;
+}
+
+absl::Status Client::sendRaw(std::string_view bytes) {
+  return impl_->write(bytes, impl_->deadline());
+}
+
+absl::Status Client::send(const RequestFields& request) {
+  std::string bytes;
+  appendRequest(bytes, request);
+  return sendRaw(bytes);
+}
+
+absl::StatusOr<Response> Client::readResponse() {
+  if (!impl_->stray.empty()) {
+    Response response = std::move(impl_->stray.front());
+    impl_->stray.pop_front();
+    return response;
+  }
+  return impl_->readPacket(impl_->deadline());
+}
+
+absl::Status Client::waitForClose() {
+  const auto deadline = impl_->deadline();
+  while (impl_->open) {
+    absl::Status status = impl_->readSome(deadline, "waiting for the server to close");
+    if (absl::IsUnavailable(status)) return absl::OkStatus();
+    if (!status.ok()) return status;
+    if (impl_->reader.buffered() > 0) {
+      return impl_->fail(absl::DataLossError("server sent data instead of closing"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Response> Client::takeStrayResponses() {
+  std::vector<Response> out(std::make_move_iterator(impl_->stray.begin()),
+                            std::make_move_iterator(impl_->stray.end()));
+  impl_->stray.clear();
+  return out;
+}
+
+absl::StatusOr<Response> Client::roundTrip(std::string_view request, uint32_t opaque) {
+  const auto deadline = impl_->deadline();
+  if (auto status = impl_->write(request, deadline); !status.ok()) return status;
+  return impl_->readMatching(opaque, deadline);
+}
+
+absl::StatusOr<std::vector<Feature>> Client::hello(std::span<const Feature> features,
+                                                   std::string_view agent) {
+  std::string bytes;
+  const uint32_t opaque = nextOpaque();
+  appendHello(bytes, opaque, agent, features);
+  absl::StatusOr<Response> response = roundTrip(bytes, opaque);
+  if (!response.ok()) return response.status();
+  if (!response->ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "HELLO refused: ", std::string(toString(response->status)), " ", response->errorContext()));
+  }
+  return decodeFeatures(response->value);
+}
+
+absl::StatusOr<Response> Client::selectBucket(std::string_view bucket) {
+  std::string bytes;
+  const uint32_t opaque = nextOpaque();
+  appendSelectBucket(bytes, opaque, bucket);
+  return roundTrip(bytes, opaque);
+}
+
+absl::StatusOr<Response> Client::get(uint16_t vbucket, std::string_view key) {
+  std::string bytes;
+  const uint32_t opaque = nextOpaque();
+  appendGet(bytes, opaque, vbucket, key);
+  return roundTrip(bytes, opaque);
+}
+
+absl::StatusOr<Response> Client::store(Opcode opcode, uint16_t vbucket, std::string_view key,
+                                       std::string_view value, const MutationOptions& options) {
+  std::string bytes;
+  const uint32_t opaque = nextOpaque();
+  appendStore(bytes, opcode, opaque, vbucket, key, value, options);
+  return roundTrip(bytes, opaque);
+}
+
+absl::StatusOr<Response> Client::set(uint16_t vbucket, std::string_view key, std::string_view value,
+                                     const MutationOptions& options) {
+  return store(Opcode::kSet, vbucket, key, value, options);
+}
+
+absl::StatusOr<Response> Client::add(uint16_t vbucket, std::string_view key, std::string_view value,
+                                     const MutationOptions& options) {
+  return store(Opcode::kAdd, vbucket, key, value, options);
+}
+
+absl::StatusOr<Response> Client::replace(uint16_t vbucket, std::string_view key,
+                                         std::string_view value, const MutationOptions& options) {
+  return store(Opcode::kReplace, vbucket, key, value, options);
+}
+
+absl::StatusOr<Response> Client::del(uint16_t vbucket, std::string_view key,
+                                     const MutationOptions& options) {
+  std::string bytes;
+  const uint32_t opaque = nextOpaque();
+  appendDelete(bytes, opaque, vbucket, key, options);
+  return roundTrip(bytes, opaque);
+}
+
+absl::StatusOr<Response> Client::noop() {
+  std::string bytes;
+  const uint32_t opaque = nextOpaque();
+  appendSimple(bytes, Opcode::kNoop, opaque);
+  return roundTrip(bytes, opaque);
+}
+
+absl::StatusOr<Response> Client::version() {
+  std::string bytes;
+  const uint32_t opaque = nextOpaque();
+  appendSimple(bytes, Opcode::kVersion, opaque);
+  return roundTrip(bytes, opaque);
+}
+
+absl::StatusOr<Response> Client::quit() {
+  std::string bytes;
+  const uint32_t opaque = nextOpaque();
+  appendSimple(bytes, Opcode::kQuit, opaque);
+  return roundTrip(bytes, opaque);
+}
+
+std::optional<std::string> StatsReply::find(std::string_view key) const {
+  for (const auto& [name, value] : stats) {
+    if (name == key) return value;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<StatsReply> Client::stats(std::string_view group) {
+  std::string bytes;
+  const uint32_t opaque = nextOpaque();
+  appendStat(bytes, opaque, group);
+  const auto deadline = impl_->deadline();
+  if (auto status = impl_->write(bytes, deadline); !status.ok()) return status;
+  StatsReply reply;
+  while (true) {
+    absl::StatusOr<Response> response = impl_->readMatching(opaque, deadline);
+    if (!response.ok()) return response.status();
+    if (!response->ok()) {
+      reply.status = response->status;
+      reply.error_context = response->errorContext();
+      reply.stats.clear();
+      return reply;
+    }
+    if (response->key.empty() && response->value.empty()) return reply;  // terminator
+    reply.stats.emplace_back(std::move(response->key), std::move(response->value));
+  }
+}
+
+absl::StatusOr<Response> Client::setParam(ParamType type, std::string_view key,
+                                          std::string_view value) {
+  std::string bytes;
+  const uint32_t opaque = nextOpaque();
+  appendSetParam(bytes, opaque, type, key, value);
+  return roundTrip(bytes, opaque);
+}
+
+absl::StatusOr<Response> Client::setVbucketState(uint16_t vbucket, VbucketState state) {
+  std::string bytes;
+  const uint32_t opaque = nextOpaque();
+  appendSetVbucket(bytes, opaque, vbucket, state);
+  return roundTrip(bytes, opaque);
+}
+
+absl::StatusOr<Response> Client::dcpOpen(std::string_view name, uint32_t flags) {
+  std::string bytes;
+  const uint32_t opaque = nextOpaque();
+  appendDcpOpen(bytes, opaque, name, flags);
+  return roundTrip(bytes, opaque);
+}
+
+absl::Status Client::seqnoAck(uint16_t vbucket, uint64_t prepared_seqno) {
+  std::string bytes;
+  appendSeqnoAcknowledged(bytes, nextOpaque(), vbucket, prepared_seqno);
+  return sendRaw(bytes);
+}
+
+}  // namespace syncwrite::server::protocol

@@ -1,0 +1,84 @@
+// PacketReader: incremental framing of a TCP byte stream into MCBP packets.
+//
+// The connection appends what it read (feed(), or prepare()+commit() to read
+// straight into the reader's buffer), then calls next() until it answers
+// kNeedMore. Each kPacket result is one complete packet whose views point into
+// the reader's buffer; they stay valid until the next call to feed(),
+// prepare(), commit() or next().
+//
+// Errors end the stream; after one, next() keeps answering it:
+//   kBadMagic — byte 0 is not a magic of the expected direction (requests for
+//               a server, responses for a client): close the connection.
+//   kTooBig   — the header announces a body over max_packet_size: answer
+//               Status::kTooBig (with result.header's opcode and opaque) and
+//               close. Detected from the header alone; the body is never
+//               buffered.
+//
+// Never looks at bytes it was not given, never allocates per byte: the buffer
+// grows geometrically to the largest packet seen (header + max_packet_size at
+// most) and consumed bytes are reclaimed by moving the unread tail to the
+// front once at least half the buffer is consumed.
+//
+// Not thread-safe: one reader per connection, used by one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "server/protocol/packet.h"
+
+namespace syncwrite::server::protocol {
+
+class PacketReader {
+ public:
+  enum class Direction { kRequests, kResponses };
+
+  enum class Result {
+    kNeedMore,  // no complete packet buffered
+    kPacket,    // `packet` holds the next packet
+    kBadMagic,  // close the connection
+    kTooBig,    // answer kTooBig with `header`, then close
+  };
+
+  struct Next {
+    Result result = Result::kNeedMore;
+    Packet packet;  // set for kPacket
+    Header header;  // set for kPacket and kTooBig (the offending header)
+  };
+
+  // `max_packet_size` bounds the body (framing extras + extras + key + value),
+  // as the server's max_packet_size config key does.
+  explicit PacketReader(Direction direction, size_t max_packet_size = 20 * 1024 * 1024);
+
+  // Copies `bytes` to the end of the buffer.
+  void feed(std::string_view bytes);
+
+  // Zero-copy alternative to feed(): a writable region of at least
+  // `min_size` bytes at the end of the buffer; read into it, then commit()
+  // the number of bytes actually written.
+  std::span<char> prepare(size_t min_size = 16 * 1024);
+  void commit(size_t written);
+
+  // The next complete packet, or why there is none. O(1) apart from the
+  // occasional compaction of the buffer.
+  Next next();
+
+  // Bytes fed but not yet returned as packets.
+  size_t buffered() const noexcept { return end_ - begin_; }
+  size_t maxPacketSize() const noexcept { return max_packet_size_; }
+
+ private:
+  void reserveTail(size_t min_size);
+
+  Direction direction_;
+  size_t max_packet_size_;
+  std::string buffer_;  // [begin_, end_) holds unread bytes
+  size_t begin_ = 0;
+  size_t end_ = 0;
+  Result error_ = Result::kNeedMore;  // sticky kBadMagic / kTooBig
+  Header error_header_;
+};
+
+}  // namespace syncwrite::server::protocol

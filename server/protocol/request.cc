@@ -1,0 +1,275 @@
+#include "server/protocol/request.h"
+
+#include <absl/strings/str_cat.h>
+
+#include "durability/level.h"
+#include "server/protocol/byte_order.h"
+#include "server/protocol/frame_info.h"
+
+namespace syncwrite::server::protocol {
+
+namespace {
+
+constexpr uint8_t kDatatypeRaw = 0x00;
+constexpr uint8_t kDatatypeJson = 0x01;
+constexpr uint16_t kReservedTimeoutMax = 0xffff;
+
+void setError(ParseResult& result, Status status, std::string message) {
+  result.status = status;
+  result.message = std::move(message);
+}
+
+// setError() and hand the result back (for `return refuse(...)` in parseRequest).
+ParseResult refuse(ParseResult& result, Status status, std::string message) {
+  setError(result, status, std::move(message));
+  return std::move(result);
+}
+
+// What an opcode's body must look like.
+enum class Need { kNone, kRequired, kOptional, kAny };
+
+struct Shape {
+  int extras_a;  // allowed extras length (-1: any)
+  int extras_b;  // second allowed extras length (-1: none)
+  Need key;
+  Need value;
+};
+
+Shape shapeOf(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kGet:
+    case Opcode::kDelete:
+      return {0, -1, Need::kRequired, Need::kNone};
+    case Opcode::kSet:
+    case Opcode::kAdd:
+    case Opcode::kReplace:
+      return {8, -1, Need::kRequired, Need::kAny};
+    case Opcode::kQuit:
+    case Opcode::kNoop:
+    case Opcode::kVersion:
+      return {0, -1, Need::kNone, Need::kNone};
+    case Opcode::kStat:
+      return {0, -1, Need::kOptional, Need::kNone};
+    case Opcode::kHello:
+      return {0, -1, Need::kOptional, Need::kAny};
+    case Opcode::kSelectBucket:
+      return {0, -1, Need::kRequired, Need::kNone};
+    case Opcode::kSetParam:
+      return {4, -1, Need::kRequired, Need::kAny};
+    case Opcode::kSetVbucket:
+      return {1, 4, Need::kNone, Need::kNone};
+    case Opcode::kDcpOpen:
+      return {8, -1, Need::kRequired, Need::kAny};
+    case Opcode::kDcpSeqnoAcknowledged:
+      return {8, -1, Need::kNone, Need::kNone};
+  }
+  return {0, -1, Need::kNone, Need::kNone};
+}
+
+bool fits(Need need, size_t size) {
+  switch (need) {
+    case Need::kNone:
+      return size == 0;
+    case Need::kRequired:
+      return size > 0;
+    case Need::kOptional:
+    case Need::kAny:
+      return true;
+  }
+  return false;
+}
+
+std::string_view describeNeed(Need need) {
+  switch (need) {
+    case Need::kNone:
+      return "none";
+    case Need::kRequired:
+      return "one";
+    case Need::kOptional:
+    case Need::kAny:
+      return "any";
+  }
+  return "?";
+}
+
+// Step 5 of the header comment. Leaves result.request.durability set when a
+// valid durability frame is present.
+bool parseFrames(const Packet& packet, ParseResult& result) {
+  const Opcode opcode = packet.header.opcode;
+  FrameInfoReader frames(packet.framing_extras);
+  while (auto frame = frames.next()) {
+    switch (static_cast<FrameId>(frame->id)) {
+      case FrameId::kReorder:
+        if (!frame->data.empty()) {
+          setError(result, Status::kEinval,
+                   absl::StrCat("reorder frame must be empty, has ", frame->data.size(), " bytes"));
+          return false;
+        }
+        continue;  // permission only: syncwrite answers in order regardless
+      case FrameId::kOpenTracingContext:
+        if (frame->data.empty()) {
+          setError(result, Status::kEinval, "OpenTracing frame must carry a context");
+          return false;
+        }
+        continue;  // no tracing here; the context is ignored
+      case FrameId::kDurabilityRequirement:
+        break;
+      default:
+        setError(result, Status::kEinval,
+                 absl::StrCat("unsupported frame id ", frame->id, " for ",
+                              std::string(toString(opcode))));
+        return false;
+    }
+    if (!isMutation(opcode)) {
+      setError(result, Status::kEinval,
+               absl::StrCat("durability requirement frame is only valid on SET/ADD/REPLACE/DELETE, "
+                            "not ",
+                            std::string(toString(opcode))));
+      return false;
+    }
+    if (result.request.durability) {
+      setError(result, Status::kEinval, "more than one durability requirement frame");
+      return false;
+    }
+    const std::string_view data = frame->data;
+    if (data.size() != 1 && data.size() != 3) {
+      setError(
+          result, Status::kEinval,
+          absl::StrCat("durability requirement frame must be 1 or 3 bytes, got ", data.size()));
+      return false;
+    }
+    const uint8_t level_byte = static_cast<uint8_t>(data[0]);
+    const std::optional<durability::Level> level = durability::levelFromWire(level_byte);
+    if (!level || *level == durability::Level::kNone) {
+      setError(result, Status::kDurabilityInvalidLevel,
+               absl::StrCat("invalid durability level ", level_byte,
+                            " (expected 1 majority, 2 majority_and_persist_on_master, 3 "
+                            "persist_to_majority)"));
+      return false;
+    }
+    durability::Requirements requirements{*level, durability::Timeout::bucketDefault()};
+    if (data.size() == 3) {
+      const uint16_t ms = wire::load16(data, 1);
+      const auto timeout = durability::Timeout::fromMillis(ms);
+      if (!timeout || ms == kReservedTimeoutMax) {
+        setError(result, Status::kEinval,
+                 absl::StrCat("durability timeout ", ms, " ms is reserved (expected 1..",
+                              durability::Timeout::kMaxMillis, ")"));
+        return false;
+      }
+      requirements.timeout = *timeout;
+    }
+    result.request.durability = requirements;
+  }
+  if (frames.malformed()) {
+    setError(result, Status::kEinval, "malformed framing extras");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+ParseResult parseRequest(const Packet& packet) {
+  ParseResult result;
+  const Header& h = packet.header;
+  Request& r = result.request;
+  r.opcode = h.opcode;
+  r.opaque = h.opaque;
+  r.vbucket = h.vbucket();
+  r.cas = h.cas;
+  r.datatype = h.datatype;
+
+  if (!isKnownOpcode(h.opcode)) {
+    return refuse(result, Status::kUnknownCommand,
+                  absl::StrCat("unknown opcode 0x", absl::Hex(static_cast<uint8_t>(h.opcode))));
+  }
+  if (!h.sectionsFit() || packet.bytes.size() != kHeaderSize + size_t{h.body_length}) {
+    return refuse(
+        result, Status::kEinval,
+        absl::StrCat("framing extras (", h.framing_extras_length, ") + extras (", h.extras_length,
+                     ") + key (", h.key_length, ") exceed the body length ", h.body_length));
+  }
+  if (h.datatype != kDatatypeRaw && h.datatype != kDatatypeJson) {
+    return refuse(
+        result, Status::kEinval,
+        absl::StrCat("unsupported datatype 0x", absl::Hex(h.datatype), " (only raw and JSON)"));
+  }
+  if (h.opcode != Opcode::kHello && packet.key.size() > kMaxKeyLength) {
+    return refuse(
+        result, Status::kEinval,
+        absl::StrCat("key of ", packet.key.size(), " bytes is over the limit of ", kMaxKeyLength));
+  }
+  if (!parseFrames(packet, result)) return result;
+
+  const Shape shape = shapeOf(h.opcode);
+  const int extras = static_cast<int>(packet.extras.size());
+  if (shape.extras_a >= 0 && extras != shape.extras_a && extras != shape.extras_b) {
+    return refuse(result, Status::kEinval,
+                  absl::StrCat(std::string(toString(h.opcode)), " needs ", shape.extras_a,
+                               " bytes of extras, got ", extras));
+  }
+  if (!fits(shape.key, packet.key.size())) {
+    return refuse(result, Status::kEinval,
+                  absl::StrCat(std::string(toString(h.opcode)), " takes ",
+                               std::string(describeNeed(shape.key)), " key, got ",
+                               packet.key.size(), " bytes"));
+  }
+  if (!fits(shape.value, packet.value.size())) {
+    return refuse(result, Status::kEinval,
+                  absl::StrCat(std::string(toString(h.opcode)), " takes no value, got ",
+                               packet.value.size(), " bytes"));
+  }
+
+  r.extras = packet.extras;
+  r.key = packet.key;
+  r.value = packet.value;
+  switch (h.opcode) {
+    case Opcode::kSet:
+    case Opcode::kAdd:
+    case Opcode::kReplace:
+      r.flags = wire::load32(packet.extras, 0);
+      r.expiry = wire::load32(packet.extras, 4);
+      break;
+    case Opcode::kHello:
+      if (packet.value.size() % 2 != 0) {
+        return refuse(result, Status::kEinval,
+                      absl::StrCat("HELLO value must be 2-byte feature codes, got ",
+                                   packet.value.size(), " bytes"));
+      }
+      break;
+    case Opcode::kSetParam: {
+      const uint32_t type = wire::load32(packet.extras, 0);
+      const auto param_type = paramTypeFromWire(type);
+      if (!param_type) {
+        return refuse(result, Status::kEinval,
+                      absl::StrCat("SET_PARAM type ", type, " is not one of 1..6"));
+      }
+      r.param_type = *param_type;
+      break;
+    }
+    case Opcode::kSetVbucket: {
+      const uint32_t state = packet.extras.size() == 1 ? static_cast<uint8_t>(packet.extras[0])
+                                                       : wire::load32(packet.extras, 0);
+      const auto vbucket_state = vbucketStateFromWire(state);
+      if (!vbucket_state) {
+        return refuse(result, Status::kEinval,
+                      absl::StrCat("SET_VBUCKET state ", state,
+                                   " is not one of 1 active, 2 replica, 3 pending, 4 dead"));
+      }
+      r.vbucket_state = *vbucket_state;
+      break;
+    }
+    case Opcode::kDcpOpen:
+      r.dcp_flags = wire::load32(packet.extras, 4);
+      break;
+    case Opcode::kDcpSeqnoAcknowledged:
+      r.prepared_seqno = wire::load64(packet.extras, 0);
+      break;
+    default:
+      break;
+  }
+  return result;
+}
+
+}  // namespace syncwrite::server::protocol

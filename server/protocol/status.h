@@ -1,0 +1,43 @@
+// Response statuses syncwrite-server can answer.
+//
+// Values and meanings from couchbase/kv_engine docs/BinaryProtocol.md
+// ("Response Status"). The names follow that table; kv_engine's own enum
+// spells some of them KeyEnoent, KeyEexists, E2big and Etmpfail. A Status may
+// hold any 16-bit value (a client reads whatever the server sent).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace syncwrite::server::protocol {
+
+enum class Status : uint16_t {
+  kSuccess = 0x00,
+  kKeyNotFound = 0x01,   // GET/REPLACE/DELETE of a key the vbucket does not hold
+  kKeyExists = 0x02,     // ADD of a present key, or a CAS mismatch
+  kTooBig = 0x03,        // body over max_packet_size (E2big); the connection is closed
+  kEinval = 0x04,        // malformed request, or a refused SET_PARAM
+  kNotStored = 0x05,     // the item was not stored
+  kNotMyVbucket = 0x07,  // the vbucket does not exist or is not active
+  kNoBucket = 0x08,      // a data command before SELECT_BUCKET
+  kUnknownCommand = 0x81,
+  kEnomem = 0x82,
+  kNotSupported = 0x83,
+  kInternalError = 0x84,
+  kBusy = 0x85,
+  kEtmpfail = 0x86,
+  kDurabilityInvalidLevel = 0xa0,  // the level byte names no level
+  kDurabilityImpossible = 0xa1,    // the topology cannot satisfy the level
+  kSyncWriteInProgress = 0xa2,     // another SyncWrite on the key is in flight
+  kSyncWriteAmbiguous = 0xa3,      // timeout, vbucket left active, shutdown
+};
+
+// The kv_engine-style name: "SyncWriteAmbiguous", or "Unknown" for a value
+// not in the enum.
+std::string_view toString(Status status) noexcept;
+
+// A short description for people: "sync write ambiguous", "not my vbucket";
+// "unknown status" for a value not in the enum.
+std::string_view describe(Status status) noexcept;
+
+}  // namespace syncwrite::server::protocol
