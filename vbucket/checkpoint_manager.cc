@@ -19,10 +19,11 @@ uint64_t CheckpointManager::openCheckpointLocked() {
   return id;
 }
 
-QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string value, Cas cas) {
+QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string value, Cas cas,
+                                    bool deleted) {
   // Allocate outside the lock; the seqno is filled in under it, before any
   // other thread can see the item.
-  auto item = std::make_shared<Item>(Item{op, std::move(key), std::move(value), cas, 0});
+  auto item = std::make_shared<Item>(Item{op, std::move(key), std::move(value), cas, 0, deleted});
   auto entry = std::make_unique<CheckpointEntry>();
   entry->item = item;
 

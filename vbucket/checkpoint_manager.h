@@ -77,7 +77,8 @@ class CheckpointManager {
   // Queues a change with the next seqno and returns the item, as every cursor
   // will read it. The item and the entry are allocated before the lock is
   // taken; under it, O(1).
-  QueuedItem queue(QueueOp op, std::string key, std::string value, Cas cas);
+  // `deleted` marks a deletion (Item::deleted).
+  QueuedItem queue(QueueOp op, std::string key, std::string value, Cas cas, bool deleted = false);
 
   // The seqno of the last item queued (0 before the first). Lock-free.
   Seqno highSeqno() const noexcept { return high_seqno_.load(std::memory_order_acquire); }

@@ -32,6 +32,9 @@ struct Item {
   std::string value;
   Cas cas = 0;
   Seqno seqno = 0;  // assigned by CheckpointManager::queue()
+  // A deletion: the key has no value once this commits (a plain delete, or a
+  // durable delete's prepare and commit).
+  bool deleted = false;
 
   // Bytes this item accounts for: the object and its key and value bytes.
   // An estimate (allocator overhead and the shared_ptr control block are not

@@ -1,0 +1,236 @@
+#include "durability/active_durability_monitor.h"
+
+#include <utility>
+
+namespace syncwrite::durability {
+
+namespace {
+
+constexpr clock::Duration::rep kNeverRep = clock::kNever.time_since_epoch().count();
+
+bool isKnownLevel(Level level) noexcept {
+  return level == Level::kMajority || level == Level::kMajorityAndPersistOnMaster ||
+         level == Level::kPersistToMajority;
+}
+
+}  // namespace
+
+ActiveDurabilityMonitor::ActiveDurabilityMonitor(vbucket::VBucket& vb,
+                                                 const DurabilitySettings& settings,
+                                                 ReplicationTopology topology)
+    : vb_(vb), settings_(settings), acks_(std::move(topology)) {}
+
+WriteStatus ActiveDurabilityMonitor::checkLocked(const WriteRequest& request, bool durable) const {
+  if (closed_ || vb_.state() != vbucket::VBucketState::kActive) return WriteStatus::kNotActive;
+  if (durable && !acks_.topology().isDurabilityPossible()) {
+    return WriteStatus::kDurabilityImpossible;
+  }
+  if (keys_.contains(std::string_view(request.key))) return WriteStatus::kSyncWriteInProgress;
+  if (request.op != WriteOp::kSet) {
+    const bool exists = vb_.hashTable().find(request.key) != nullptr;
+    if (request.op == WriteOp::kAdd && exists) return WriteStatus::kKeyExists;
+    if (request.op != WriteOp::kAdd && !exists) return WriteStatus::kKeyNotFound;
+  }
+  return WriteStatus::kPending;
+}
+
+WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion completion,
+                                           clock::TimePoint now, ResolvedWrites& resolved) {
+  Level level = Level::kNone;
+  if (request.durability) {
+    level = request.durability->level;
+    // A durability requirement must name a level: "none" is not one (the
+    // protocol answers invalid level for it, as kv_engine does).
+    if (!isKnownLevel(level)) {
+      std::lock_guard lock(mutex_);
+      ++counters_.refused;
+      return {WriteStatus::kInvalidLevel, 0};
+    }
+  }
+  level = atLeast(level, settings_.min_level.load(std::memory_order_relaxed));
+  const bool durable = level != Level::kNone;
+  const Timeout timeout =
+      request.durability ? request.durability->timeout : Timeout::bucketDefault();
+  const bool deleted = request.op == WriteOp::kDelete;
+  if (deleted) request.value.clear();
+
+  std::lock_guard lock(mutex_);
+  if (const WriteStatus status = checkLocked(request, durable); status != WriteStatus::kPending) {
+    ++counters_.refused;
+    return {status, 0};
+  }
+  if (!durable) return writePlainLocked(std::move(request));
+
+  vbucket::QueuedItem prepare =
+      vb_.checkpointManager().queue(vbucket::QueueOp::kPrepare, std::move(request.key),
+                                    std::move(request.value), request.cas, deleted);
+  const clock::TimePoint deadline = timeout.deadline(now, settings_.defaultTimeout());
+  writes_.push_back(TrackedWrite{prepare, deadline, level, std::move(completion)});
+  keys_.insert(std::string_view(prepare->key));
+  ++counters_.in_flight;
+  if (writes_.size() == 1) headChangedLocked();
+  // Satisfied already when the active alone is a majority; the caller defers
+  // the notification.
+  commitSatisfiedLocked(resolved);
+  return {WriteStatus::kPending, prepare->seqno};
+}
+
+WriteResult ActiveDurabilityMonitor::writePlainLocked(WriteRequest&& request) {
+  const bool deleted = request.op == WriteOp::kDelete;
+  std::string key = deleted ? request.key : std::string();
+  vbucket::QueuedItem item =
+      vb_.checkpointManager().queue(vbucket::QueueOp::kMutation, std::move(request.key),
+                                    std::move(request.value), request.cas, deleted);
+  if (deleted) {
+    vb_.hashTable().erase(key);
+  } else {
+    vb_.hashTable().setCommitted(item);
+  }
+  ++counters_.plain_writes;
+  return {WriteStatus::kCommitted, item->seqno};
+}
+
+bool ActiveDurabilityMonitor::seqnoAckReceived(const std::string& node, Seqno prepared_seqno,
+                                               ResolvedWrites& resolved) {
+  std::lock_guard lock(mutex_);
+  if (closed_ || vb_.state() != vbucket::VBucketState::kActive) return false;
+  if (!acks_.seqnoAck(node, prepared_seqno)) return false;
+  commitSatisfiedLocked(resolved);
+  return true;
+}
+
+void ActiveDurabilityMonitor::notifyLocalPersistence(Seqno persisted_seqno,
+                                                     ResolvedWrites& resolved) {
+  std::lock_guard lock(mutex_);
+  acks_.localPersistence(persisted_seqno);
+  commitSatisfiedLocked(resolved);
+}
+
+void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
+  bool head_changed = false;
+  while (!writes_.empty()) {
+    TrackedWrite& head = writes_.front();
+    if (!acks_.isSatisfied(head.prepare->seqno, head.level)) break;
+    const vbucket::Item& prepare = *head.prepare;
+    // The commit names the key; the value committed is the prepare's, which
+    // becomes the visible item as it is (no copy of the value).
+    const vbucket::QueuedItem commit = vb_.checkpointManager().queue(
+        vbucket::QueueOp::kCommit, prepare.key, std::string(), prepare.cas, prepare.deleted);
+    if (prepare.deleted) {
+      vb_.hashTable().erase(prepare.key);
+    } else {
+      vb_.hashTable().setCommitted(head.prepare);
+    }
+    Resolution r;
+    r.committed = true;
+    r.vbid = vb_.id();
+    r.prepare_seqno = prepare.seqno;
+    r.resolution_seqno = commit->seqno;
+    r.cas = prepare.cas;
+    resolved.add(std::move(head.completion), r);
+    ++counters_.committed;
+    popHeadLocked();
+    head_changed = true;
+  }
+  if (head_changed) headChangedLocked();
+}
+
+void ActiveDurabilityMonitor::processTimeout(clock::TimePoint now, ResolvedWrites& resolved) {
+  // The common case on both timeout paths: nothing has expired yet.
+  // Without a listener there is nothing to re-arm either, so no lock.
+  if (head_deadline_.load(std::memory_order_acquire) >= now.time_since_epoch().count() &&
+      listener_.load(std::memory_order_acquire) == nullptr) {
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  bool head_changed = false;
+  while (!writes_.empty() && writes_.front().deadline < now) {
+    TrackedWrite& head = writes_.front();
+    const vbucket::Item& prepare = *head.prepare;
+    const vbucket::QueuedItem abort = vb_.checkpointManager().queue(
+        vbucket::QueueOp::kAbort, prepare.key, std::string(), prepare.cas, prepare.deleted);
+    Resolution r;
+    r.committed = false;
+    r.reason = AmbiguousReason::kTimeout;
+    r.vbid = vb_.id();
+    r.prepare_seqno = prepare.seqno;
+    r.resolution_seqno = abort->seqno;
+    r.cas = prepare.cas;
+    resolved.add(std::move(head.completion), r);
+    ++counters_.aborted_timeout;
+    popHeadLocked();
+    head_changed = true;
+  }
+  if (head_changed) {
+    headChangedLocked();
+  } else if (HeadDeadlineListener* l = listener_.load(std::memory_order_relaxed)) {
+    l->headDeadlineChanged(headDeadline());  // woken early: sleep again
+  }
+}
+
+void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
+                                       ResolvedWrites& resolved) {
+  std::lock_guard lock(mutex_);
+  if (close) closed_ = true;
+  if (writes_.empty()) return;
+  keys_.clear();
+  for (TrackedWrite& w : writes_) {
+    Resolution r;
+    r.committed = false;
+    r.reason = reason;
+    r.vbid = vb_.id();
+    r.prepare_seqno = w.prepare->seqno;
+    r.cas = w.prepare->cas;
+    resolved.add(std::move(w.completion), r);
+  }
+  counters_.ambiguous_other += writes_.size();
+  counters_.in_flight = 0;
+  writes_.clear();
+  headChangedLocked();
+}
+
+void ActiveDurabilityMonitor::setTopology(ReplicationTopology topology, ResolvedWrites& resolved) {
+  std::lock_guard lock(mutex_);
+  acks_.setTopology(std::move(topology));
+  if (closed_ || vb_.state() != vbucket::VBucketState::kActive) return;
+  commitSatisfiedLocked(resolved);
+}
+
+ReplicationTopology ActiveDurabilityMonitor::topology() const {
+  std::lock_guard lock(mutex_);
+  return acks_.topology();
+}
+
+void ActiveDurabilityMonitor::setHeadDeadlineListener(HeadDeadlineListener* listener) {
+  std::lock_guard lock(mutex_);
+  listener_.store(listener, std::memory_order_release);
+  if (listener != nullptr) listener->headDeadlineChanged(headDeadline());
+}
+
+void ActiveDurabilityMonitor::popHeadLocked() {
+  keys_.erase(std::string_view(writes_.front().prepare->key));
+  writes_.pop_front();
+  --counters_.in_flight;
+}
+
+void ActiveDurabilityMonitor::headChangedLocked() {
+  const clock::Duration::rep deadline =
+      writes_.empty() ? kNeverRep : writes_.front().deadline.time_since_epoch().count();
+  head_deadline_.store(deadline, std::memory_order_release);
+  has_writes_.store(!writes_.empty(), std::memory_order_release);
+  if (HeadDeadlineListener* l = listener_.load(std::memory_order_relaxed)) {
+    l->headDeadlineChanged(headDeadline());
+  }
+}
+
+size_t ActiveDurabilityMonitor::numTracked() const {
+  std::lock_guard lock(mutex_);
+  return writes_.size();
+}
+
+MonitorCounters ActiveDurabilityMonitor::counters() const {
+  std::lock_guard lock(mutex_);
+  return counters_;
+}
+
+}  // namespace syncwrite::durability

@@ -1,0 +1,147 @@
+// BucketDurability: the durability layer of one bucket — the way the server
+// (or any embedder) writes, acknowledges and times out SyncWrites.
+//
+// It attaches an ActiveDurabilityMonitor to each of the bucket's vbuckets
+// (the monitor tracks writes only while its vbucket is active) and runs the
+// bucket's timeout mechanism, chosen by durability_timeout_mode:
+//  - event-driven (default): one VBucketTimeoutTask per active vbucket,
+//    asleep forever while the vbucket has no SyncWrite, armed to the deadline
+//    of its oldest write whenever that write changes — with the executor's
+//    asynchronous snooze, so a writer never waits for the executor. An idle
+//    bucket runs no timeout task at all.
+//  - polling: one PollingTimeoutTask per bucket, every
+//    durability_timeout_task_interval, visiting the active vbuckets with a
+//    CappedDurationVBucketVisitor; a vbucket with no SyncWrite costs one
+//    atomic load.
+// The key is followed at run time: a change swaps the mechanism on the live
+// bucket. The deadlines live in the monitors, not in the tasks, and the new
+// mechanism is started before the old one is stopped, so no write misses its
+// deadline; a write leaves its monitor when it is aborted, so none is aborted
+// twice; and a write is aborted only once its deadline is strictly in the
+// past, so none is aborted early. The other dynamic keys (interval, default
+// timeout, min level, max_vbucket_visit_duration) also take effect at once.
+//
+// Vbucket state changes are followed with state listeners: a vbucket that
+// leaves active answers its in-flight writes ambiguous (kLeftActive) and, in
+// event-driven mode, loses its timeout task; one that becomes active gets one.
+//
+// Time: deadlines are read from the injected clock (coarse in the server,
+// manual in tests). Timers sleep in real time for (deadline - clock.now()), so
+// with a manual clock nothing fires by itself: a test advances the clock and
+// calls checkTimeoutsNow().
+//
+// Thread-safety: every member may be called from any thread. Completions are
+// called as sync_write.h says; a SyncWrite satisfied by the call that added
+// it (a chain with no replica, level majority) is completed from an executor
+// task, never from inside write().
+//
+// Lifetime: the configuration, the vbucket map and the pool must outlive this
+// object. The destructor answers every in-flight SyncWrite ambiguous
+// (kBucketDeleted) unless shutdown() already ran, stops the bucket's tasks
+// and waits for any of them that is running.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <absl/status/status.h>
+
+#include "clock/clock_ref.h"
+#include "config/configuration.h"
+#include "durability/sync_write.h"
+#include "durability/timeout_mode.h"
+#include "durability/topology.h"
+#include "executor/executor_pool.h"
+#include "vbucket/vbucket_map.h"
+
+namespace syncwrite::durability {
+
+// What an operator wants to know about a bucket's SyncWrites. Counters are
+// totals since the bucket was created.
+struct DurabilityStats {
+  TimeoutMode mode = TimeoutMode::kEventDriven;
+  uint64_t in_flight = 0;          // SyncWrites accepted and not yet resolved
+  uint64_t committed = 0;          // SyncWrites committed
+  uint64_t aborted_timeout = 0;    // answered ambiguous because the deadline passed
+  uint64_t ambiguous_other = 0;    // answered ambiguous for any other reason
+  uint64_t plain_writes = 0;       // writes committed at once
+  uint64_t refused = 0;            // writes refused (any status but kCommitted/kPending)
+  uint64_t timeout_task_runs = 0;  // runs of this bucket's timeout tasks, both modes
+  uint64_t timeout_rearms = 0;     // event-driven: timers re-armed on a head change
+  uint64_t mode_switches = 0;      // changes of durability_timeout_mode applied
+  uint64_t timeout_tasks = 0;      // timeout tasks scheduled now (1 polling; 1 per active vbucket)
+  uint64_t polling_passes = 0;     // completed passes of the polling task (all of them)
+};
+
+class BucketDurability {
+ public:
+  // `name` labels the bucket's tasks ("<name>: durability timeouts"). Reads
+  // the durability keys of `bucket_config` and listens for changes to the
+  // dynamic ones. `topology` is every vbucket's replication chain; its active
+  // node is this node. Starts the timeout mechanism of the configured mode.
+  BucketDurability(std::string name, config::Configuration& bucket_config,
+                   vbucket::VBucketMap& vbuckets, executor::ExecutorPool& pool,
+                   ReplicationTopology topology, clock::ClockRef clock);
+  ~BucketDurability();
+  BucketDurability(const BucketDurability&) = delete;
+  BucketDurability& operator=(const BucketDurability&) = delete;
+
+  // Writes to `vbid`. See sync_write.h for the statuses; a kPending write's
+  // `completion` is called exactly once later, any other status means it is
+  // never called (and is destroyed before write() returns).
+  // Cost: one monitor lock, a checkpoint queue, and for a plain write a hash
+  // table update; for a SyncWrite the timer re-arm when it is the vbucket's
+  // first (an atomic store in the common case).
+  WriteResult write(Vbid vbid, WriteRequest request, Completion completion);
+
+  // The replica `node` has every prepare of `vbid` up to `prepared_seqno`
+  // (DCP_SEQNO_ACKNOWLEDGED). Commits, in seqno order, every write this
+  // satisfies, and calls their completions before returning. False, changing
+  // nothing, when `node` is not a replica of the topology or `vbid` is not an
+  // active vbucket of this bucket.
+  bool seqnoAcknowledged(Vbid vbid, const std::string& node, Seqno prepared_seqno);
+
+  // This node has persisted `vbid` up to `persisted_seqno`: writes whose level
+  // needs persistence on the active may now commit (as above).
+  void notifyLocalPersistence(Vbid vbid, Seqno persisted_seqno);
+
+  // Replaces every vbucket's topology (acks of nodes still present are kept);
+  // writes the new topology satisfies commit. Writes already accepted stay
+  // tracked even if the new topology makes durability impossible; they will
+  // time out.
+  void setTopology(ReplicationTopology topology);
+  ReplicationTopology topology() const;
+
+  // Looks for expired writes now, in the current mode: wakes the polling task
+  // for a pass, or every event-driven timer whose vbucket has writes. Returns
+  // at once; the timeouts are processed on the pool. For tests that advance a
+  // manual clock, and for an embedder whose clock jumped.
+  void checkTimeoutsNow();
+
+  // Answers every in-flight SyncWrite ambiguous with `reason`, refuses every
+  // later write (kNotActive), and stops the timeout tasks. Idempotent; the
+  // destructor calls it with kBucketDeleted.
+  void shutdown(AmbiguousReason reason);
+
+  TimeoutMode mode() const noexcept;
+  DurabilityStats stats() const;
+
+  // Test and diagnostic views. The deadline (on the injected clock) the
+  // event-driven timer of `vbid` is armed for: clock::kNever when asleep
+  // forever or when there is no timer (not active, or polling mode).
+  clock::TimePoint armedDeadline(Vbid vbid) const;
+  // The oldest in-flight write's deadline of `vbid` (kNever when none).
+  clock::TimePoint headDeadline(Vbid vbid) const;
+  // SyncWrites in flight in `vbid`.
+  size_t inFlight(Vbid vbid) const;
+  // The polling task's interval, or Duration::max() when not polling.
+  clock::Duration pollingInterval() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace syncwrite::durability

@@ -1,0 +1,52 @@
+#include "durability/polling_timeout_task.h"
+
+#include <utility>
+
+namespace syncwrite::durability {
+
+namespace {
+
+class TimeoutVisitor final : public vbucket::CappedDurationVBucketVisitor {
+ public:
+  TimeoutVisitor(PollingTimeoutTask::MonitorOf monitor_of, clock::ClockRef timeout_clock,
+                 clock::ClockRef visitor_clock, clock::Duration max_chunk_duration)
+      : CappedDurationVBucketVisitor(visitor_clock, max_chunk_duration),
+        monitor_of_(std::move(monitor_of)),
+        timeout_clock_(timeout_clock) {}
+
+  void visitBucket(vbucket::VBucket& vb) override {
+    ActiveDurabilityMonitor& monitor = monitor_of_(vb.id());
+    if (!monitor.hasSyncWrites()) return;
+    ResolvedWrites resolved;
+    monitor.processTimeout(timeout_clock_.now(), resolved);
+    resolved.notify();
+  }
+
+ private:
+  const PollingTimeoutTask::MonitorOf monitor_of_;
+  const clock::ClockRef timeout_clock_;
+};
+
+}  // namespace
+
+PollingTimeoutTask::PollingTimeoutTask(executor::Taskable& owner, executor::ExecutorPool& pool,
+                                       const vbucket::VBucketMap& map, MonitorOf monitor_of,
+                                       clock::ClockRef timeout_clock, clock::ClockRef visitor_clock,
+                                       clock::Duration max_chunk_duration, clock::Duration interval,
+                                       TimeoutTaskCounters& counters)
+    : VBucketVisitorTask(owner, pool, "durability timeout polling", map,
+                         std::make_unique<TimeoutVisitor>(std::move(monitor_of), timeout_clock,
+                                                          visitor_clock, max_chunk_duration),
+                         vbucket::StateFilter{vbucket::VBucketState::kActive}, interval),
+      counters_(counters) {}
+
+bool PollingTimeoutTask::run() {
+  counters_.runs.fetch_add(1, std::memory_order_relaxed);
+  return VBucketVisitorTask::run();
+}
+
+void PollingTimeoutTask::setMaxChunkDuration(clock::Duration d) noexcept {
+  static_cast<vbucket::CappedDurationVBucketVisitor&>(visitor()).setMaxChunkDuration(d);
+}
+
+}  // namespace syncwrite::durability

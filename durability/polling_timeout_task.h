@@ -1,0 +1,54 @@
+// PollingTimeoutTask: the polling timeout mechanism of one bucket.
+//
+// A VBucketVisitorTask whose visitor (a CappedDurationVBucketVisitor) visits
+// the bucket's active vbuckets every durability_timeout_task_interval and
+// calls processTimeout(now) on each monitor that has a SyncWrite in flight.
+// A vbucket without one costs the visit pass a state load and one atomic
+// load (hasSyncWrites). Between vbuckets the visitor reads its own clock —
+// coarse in production; durability_visitor_clock can make it the syscall
+// clock to show what a slow clock source costs — and yields the thread once
+// a chunk has run longer than max_vbucket_visit_duration, resuming at the
+// next vbucket.
+//
+// Completions of the writes a visit aborts are called by the visitor right
+// after that vbucket's processTimeout(), with no lock held.
+//
+// Thread-safety: as VBucketVisitorTask. The monitors and counters must outlive
+// every run.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "clock/clock_ref.h"
+#include "durability/active_durability_monitor.h"
+#include "durability/vbucket_timeout_task.h"
+#include "executor/executor_pool.h"
+#include "vbucket/vbucket_map.h"
+#include "vbucket/vbucket_visitor_task.h"
+
+namespace syncwrite::durability {
+
+class PollingTimeoutTask final : public vbucket::VBucketVisitorTask {
+ public:
+  // The monitor of a vbucket id.
+  using MonitorOf = std::function<ActiveDurabilityMonitor&(vbucket::Vbid)>;
+
+  // `timeout_clock` reads `now` for processTimeout (the clock deadlines are
+  // on); `visitor_clock` decides when a chunk pauses.
+  PollingTimeoutTask(executor::Taskable& owner, executor::ExecutorPool& pool,
+                     const vbucket::VBucketMap& map, MonitorOf monitor_of,
+                     clock::ClockRef timeout_clock, clock::ClockRef visitor_clock,
+                     clock::Duration max_chunk_duration, clock::Duration interval,
+                     TimeoutTaskCounters& counters);
+
+  bool run() override;
+
+  // max_vbucket_visit_duration changed.
+  void setMaxChunkDuration(clock::Duration d) noexcept;
+
+ private:
+  TimeoutTaskCounters& counters_;
+};
+
+}  // namespace syncwrite::durability

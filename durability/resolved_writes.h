@@ -1,0 +1,62 @@
+// ResolvedWrites: SyncWrites resolved under a monitor's lock, whose
+// completions are called after it is released.
+//
+// A monitor call that commits or aborts writes appends each write's
+// completion and resolution here while it holds its lock; the caller calls
+// notify() once every durability lock is released. This is how the layer
+// keeps its promise that completions never run under one of its locks.
+//
+// notify() calls each completion exactly once, in the order the writes were
+// resolved (seqno order within a vbucket). A completion that throws is
+// reported on stderr and the others still run. The destructor notifies what
+// is left, so a resolved write is never dropped — but callers notify
+// explicitly, after their locks, rather than rely on destruction order.
+//
+// Holds one write without allocating (the common case: one ack commits one
+// write). Not thread-safe; moved between threads as a whole.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+
+#include <absl/container/inlined_vector.h>
+
+#include "durability/sync_write.h"
+
+namespace syncwrite::durability {
+
+class ResolvedWrites {
+ public:
+  ResolvedWrites() = default;
+  ResolvedWrites(ResolvedWrites&& other) noexcept : writes_(std::move(other.writes_)) {
+    other.writes_.clear();
+  }
+  ResolvedWrites& operator=(ResolvedWrites&& other) noexcept {
+    notify();
+    writes_ = std::move(other.writes_);
+    other.writes_.clear();
+    return *this;
+  }
+  ~ResolvedWrites() { notify(); }
+
+  void add(Completion completion, const Resolution& resolution) {
+    writes_.push_back({std::move(completion), resolution});
+  }
+  // Moves every write of `other` to the end of this one.
+  void append(ResolvedWrites&& other);
+
+  bool empty() const noexcept { return writes_.empty(); }
+  size_t size() const noexcept { return writes_.size(); }
+
+  // Calls every completion once and empties the batch.
+  void notify() noexcept;
+
+ private:
+  struct Entry {
+    Completion completion;
+    Resolution resolution;
+  };
+  absl::InlinedVector<Entry, 1> writes_;
+};
+
+}  // namespace syncwrite::durability

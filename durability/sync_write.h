@@ -1,0 +1,103 @@
+// The vocabulary of one write through the durability layer: what is asked
+// (WriteRequest), what the layer answers at once (WriteResult), and how a
+// SyncWrite resolves later (Resolution, delivered to its Completion).
+//
+// A write is either plain — committed at once, answered kCommitted, its
+// completion never called — or a SyncWrite: a prepare is queued, the write is
+// answered kPending, and its completion is called exactly once, later, with
+// the Resolution:
+//  - committed: a majority of every chain (the active among them) acknowledged
+//    it at its level; the value is visible and a commit is queued;
+//  - ambiguous: it was aborted before that — its deadline passed (an abort is
+//    queued), or its vbucket left active, or the bucket was deleted or shut
+//    down. "Ambiguous" because a replica may have the prepare: the client
+//    cannot know whether the write will survive a failover (kv_engine answers
+//    SyncWriteAmbiguous, status 0xa3, in the same cases).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "durability/requirements.h"
+#include "vbucket/item.h"
+#include "vbucket/vbucket_state.h"
+
+namespace syncwrite::durability {
+
+using vbucket::Cas;
+using vbucket::Seqno;
+using vbucket::Vbid;
+
+// The memcached mutations the layer serves. kAdd, kReplace and kDelete check
+// their precondition under the same lock that orders the write, so no other
+// write to the key can slip in between the check and the write.
+enum class WriteOp : uint8_t {
+  kSet,      // unconditional
+  kAdd,      // only when the key has no committed value
+  kReplace,  // only when it has one
+  kDelete,   // only when it has one; the commit removes it
+};
+
+struct WriteRequest {
+  WriteOp op = WriteOp::kSet;
+  std::string key;
+  std::string value;  // ignored for kDelete
+  Cas cas = 0;        // the CAS the written item carries; chosen by the caller
+  // None: a plain write — unless durability_min_level is above none, which
+  // makes every write a SyncWrite at (at least) that level.
+  std::optional<Requirements> durability;
+};
+
+enum class WriteStatus : uint8_t {
+  kCommitted,             // a plain write, done and visible; no completion call
+  kPending,               // a SyncWrite was accepted; its completion will be called
+  kInvalidLevel,          // a SyncWrite asked for Level::kNone or no known level
+  kDurabilityImpossible,  // the topology cannot reach a majority
+  kSyncWriteInProgress,   // the key already has a SyncWrite in flight
+  kNotActive,             // the vbucket is not active here (or does not exist)
+  kKeyExists,             // kAdd of a key that has a value
+  kKeyNotFound,           // kReplace or kDelete of a key that has none
+};
+
+// "committed", "pending", "invalid_level", "durability_impossible",
+// "sync_write_in_progress", "not_active", "key_exists", "key_not_found".
+std::string_view toString(WriteStatus status) noexcept;
+
+struct WriteResult {
+  WriteStatus status = WriteStatus::kNotActive;
+  Seqno seqno = 0;  // of the mutation (kCommitted) or the prepare (kPending); else 0
+};
+
+// Why a SyncWrite was answered ambiguous.
+enum class AmbiguousReason : uint8_t {
+  kTimeout,        // its deadline passed; an abort was queued
+  kLeftActive,     // its vbucket became replica, pending or dead
+  kBucketDeleted,  // its bucket went away
+  kShutdown,       // the process is stopping
+};
+
+// "timeout", "left_active", "bucket_deleted", "shutdown".
+std::string_view toString(AmbiguousReason reason) noexcept;
+
+struct Resolution {
+  bool committed = false;
+  AmbiguousReason reason = AmbiguousReason::kTimeout;  // meaningful when !committed
+  Vbid vbid = 0;
+  Seqno prepare_seqno = 0;
+  // The seqno of the commit or the abort; 0 when nothing was queued (the
+  // vbucket left active, the bucket went away).
+  Seqno resolution_seqno = 0;
+  Cas cas = 0;  // the request's
+};
+
+// Called exactly once per accepted SyncWrite, on whichever thread resolved it
+// (an acknowledging thread, a timeout task, the thread that changed the
+// vbucket's state or shut the bucket down), never with a durability lock held
+// and never from inside the call that added the write. It must not throw.
+// Captures of up to 16 bytes are stored without an allocation (libstdc++).
+using Completion = std::function<void(const Resolution&)>;
+
+}  // namespace syncwrite::durability

@@ -1,0 +1,21 @@
+// TimeoutMode: how a bucket finds expired SyncWrites — the values of the
+// config key durability_timeout_mode (see bucket_durability.h for both).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace syncwrite::durability {
+
+enum class TimeoutMode : uint8_t {
+  kEventDriven,  // "event-driven": a timer per active vbucket, armed to its oldest deadline
+  kPolling,      // "polling": a task per bucket visits every active vbucket each interval
+};
+
+// The config spelling, or nullopt.
+std::optional<TimeoutMode> timeoutModeFromString(std::string_view name) noexcept;
+// "event-driven" or "polling".
+std::string_view toString(TimeoutMode mode) noexcept;
+
+}  // namespace syncwrite::durability

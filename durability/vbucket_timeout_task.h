@@ -1,0 +1,68 @@
+// VBucketTimeoutTask: the event-driven timeout timer of one active vbucket.
+//
+// An executor task that is asleep (wake time clock::kNever) while its vbucket
+// has no SyncWrite, so an idle vbucket costs nothing. Attached to the
+// vbucket's monitor as its HeadDeadlineListener, it is told, under the
+// monitor's lock, the deadline of the oldest write whenever that changes, and
+// re-arms itself with the pool's asynchronous snooze: the writer that added
+// the first write pays an atomic store and an id lookup, and never waits for
+// the executor. When it fires, run() calls processTimeout(now), which aborts
+// the expired prefix and tells the task the next head's deadline (or kNever).
+//
+// Deadlines are on the injected clock; the pool's timers are real time. The
+// task sleeps for (deadline - clock.now()), and at least kMinSleep when the
+// deadline has not passed yet: a coarse clock can lag real time by a tick, and
+// a write is aborted only once its deadline is strictly in the past, so a
+// timer that fires a little early sleeps briefly again instead of spinning.
+//
+// Thread-safety: headDeadlineChanged() is called under the monitor's lock
+// from any thread; run() by the pool. The monitor and the counters passed in
+// must outlive every run (the owner cancels the task and unregisters its
+// Taskable before destroying them).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include "clock/clock_ref.h"
+#include "durability/active_durability_monitor.h"
+#include "executor/executor_pool.h"
+#include "executor/task.h"
+
+namespace syncwrite::durability {
+
+// Counters shared by a bucket's timeout tasks (relaxed atomics: statistics).
+struct TimeoutTaskCounters {
+  std::atomic<uint64_t> runs{0};
+  std::atomic<uint64_t> rearms{0};
+};
+
+class VBucketTimeoutTask final : public executor::Task, public HeadDeadlineListener {
+ public:
+  static constexpr clock::Duration kMinSleep = std::chrono::milliseconds(1);
+
+  // Created asleep forever; schedule it, then attach it with
+  // monitor.setHeadDeadlineListener(task), which arms it.
+  VBucketTimeoutTask(executor::Taskable& owner, executor::ExecutorPool& pool,
+                     ActiveDurabilityMonitor& monitor, clock::ClockRef clock,
+                     TimeoutTaskCounters& counters);
+
+  bool run() override;
+  void headDeadlineChanged(clock::TimePoint head_deadline) override;
+
+  // The deadline the timer was last armed for (kNever: asleep forever).
+  clock::TimePoint armedDeadline() const noexcept {
+    return clock::TimePoint(clock::Duration(armed_.load(std::memory_order_acquire)));
+  }
+  ActiveDurabilityMonitor& monitor() const noexcept { return monitor_; }
+
+ private:
+  executor::ExecutorPool& pool_;
+  ActiveDurabilityMonitor& monitor_;
+  const clock::ClockRef clock_;
+  TimeoutTaskCounters& counters_;
+  std::atomic<clock::Duration::rep> armed_;
+};
+
+}  // namespace syncwrite::durability

@@ -1,0 +1,351 @@
+// ActiveDurabilityMonitor on its own: no executor, a manual clock, the caller
+// notifying resolutions as BucketDurability does.
+#include "durability/active_durability_monitor.h"
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "clock/manual_clock.h"
+#include "tests/durability_test_support.h"
+#include "vbucket/vbucket.h"
+
+namespace syncwrite::durability {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Recorder;
+using vbucket::QueueOp;
+using vbucket::VBucketState;
+
+class MonitorTest : public ::testing::Test {
+ protected:
+  explicit MonitorTest(ReplicationTopology topology = testing::chainOf({"replica1"}))
+      : monitor_(vb_, settings_, std::move(topology)) {}
+
+  WriteResult write(std::string key, Level level = Level::kMajority,
+                    Timeout timeout = Timeout::bucketDefault(), WriteOp op = WriteOp::kSet) {
+    WriteRequest request{op, std::move(key), "value", 7, Requirements{level, timeout}};
+    return writeRequest(std::move(request));
+  }
+  WriteResult writePlain(std::string key, WriteOp op = WriteOp::kSet) {
+    return writeRequest(WriteRequest{op, std::move(key), "plain", 3, std::nullopt});
+  }
+  WriteResult writeRequest(WriteRequest request) {
+    ResolvedWrites resolved;
+    const std::string tag = request.key;
+    WriteResult result =
+        monitor_.write(std::move(request), recorder_.completion(tag), clock_.now(), resolved);
+    resolved.notify();
+    return result;
+  }
+  void ack(Seqno seqno, const std::string& node = "replica1") {
+    ResolvedWrites resolved;
+    monitor_.seqnoAckReceived(node, seqno, resolved);
+    resolved.notify();
+  }
+  void persist(Seqno seqno) {
+    ResolvedWrites resolved;
+    monitor_.notifyLocalPersistence(seqno, resolved);
+    resolved.notify();
+  }
+  void timeouts() {
+    ResolvedWrites resolved;
+    monitor_.processTimeout(clock_.now(), resolved);
+    resolved.notify();
+  }
+  std::vector<std::string> resolvedTags() const {
+    std::vector<std::string> tags;
+    for (const auto& e : recorder_.entries()) tags.push_back(e.tag);
+    return tags;
+  }
+
+  clock::ManualClock clock_;
+  DurabilitySettings settings_;
+  vbucket::VBucket vb_{0, VBucketState::kActive};
+  ActiveDurabilityMonitor monitor_;
+  Recorder recorder_;
+};
+
+TEST_F(MonitorTest, MajorityWriteCommitsOnTheReplicasAck) {
+  const WriteResult r = write("k");
+  ASSERT_EQ(r.status, WriteStatus::kPending);
+  EXPECT_EQ(r.seqno, 1u);
+  EXPECT_TRUE(monitor_.hasSyncWrites());
+  EXPECT_EQ(vb_.hashTable().find("k"), nullptr) << "a prepare is not visible";
+
+  ack(1);
+  ASSERT_EQ(recorder_.size(), 1u);
+  const Resolution res = recorder_.entries()[0].resolution;
+  EXPECT_TRUE(res.committed);
+  EXPECT_EQ(res.prepare_seqno, 1u);
+  EXPECT_EQ(res.resolution_seqno, 2u);
+  EXPECT_EQ(res.cas, 7u);
+  ASSERT_NE(vb_.hashTable().find("k"), nullptr);
+  EXPECT_EQ(vb_.hashTable().find("k")->value, "value");
+  EXPECT_FALSE(monitor_.hasSyncWrites());
+  EXPECT_EQ(monitor_.headDeadline(), clock::kNever);
+  const auto ops = testing::queuedOps(vb_.checkpointManager());
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].first, QueueOp::kPrepare);
+  EXPECT_EQ(ops[1].first, QueueOp::kCommit);
+}
+
+TEST_F(MonitorTest, AnAckBelowThePrepareCommitsNothing) {
+  write("a");
+  write("b");
+  ack(1);
+  EXPECT_EQ(resolvedTags(), std::vector<std::string>{"a"});
+  ack(2);
+  EXPECT_EQ(resolvedTags(), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST_F(MonitorTest, AnAckFromANodeOutsideTheTopologyIsRefused) {
+  write("k");
+  ResolvedWrites resolved;
+  EXPECT_FALSE(monitor_.seqnoAckReceived("stranger", 1, resolved));
+  EXPECT_TRUE(resolved.empty());
+  EXPECT_EQ(monitor_.numTracked(), 1u);
+}
+
+TEST_F(MonitorTest, MajorityAndPersistOnMasterWaitsForLocalPersistence) {
+  write("k", Level::kMajorityAndPersistOnMaster);
+  ack(1);
+  EXPECT_EQ(recorder_.size(), 0u);
+  persist(1);
+  ASSERT_EQ(recorder_.size(), 1u);
+  EXPECT_TRUE(recorder_.entries()[0].resolution.committed);
+}
+
+TEST_F(MonitorTest, PersistToMajorityWaitsForLocalPersistenceToo) {
+  write("k", Level::kPersistToMajority);
+  persist(1);
+  EXPECT_EQ(recorder_.size(), 0u) << "the replica has not acked its persisted prepare";
+  ack(1);
+  EXPECT_EQ(recorder_.size(), 1u);
+}
+
+TEST_F(MonitorTest, SatisfiedWritesCommitInSeqnoOrder) {
+  write("slow", Level::kPersistToMajority);
+  write("fast", Level::kMajority);
+  ack(2);  // satisfies "fast" and, but for persistence, "slow"
+  EXPECT_EQ(recorder_.size(), 0u) << "a satisfied write waits behind an unsatisfied one";
+  persist(2);
+  EXPECT_EQ(resolvedTags(), (std::vector<std::string>{"slow", "fast"}));
+}
+
+TEST_F(MonitorTest, TimeoutAbortsOnlyOnceTheDeadlineIsStrictlyPast) {
+  write("k", Level::kMajority, *Timeout::fromMillis(100));
+  EXPECT_EQ(monitor_.headDeadline(), clock_.now() + 100ms);
+  clock_.advance(100ms);
+  timeouts();
+  EXPECT_EQ(recorder_.size(), 0u) << "deadline == now is not expired";
+  clock_.advance(1ns);
+  timeouts();
+  ASSERT_EQ(recorder_.size(), 1u);
+  const Resolution res = recorder_.entries()[0].resolution;
+  EXPECT_FALSE(res.committed);
+  EXPECT_EQ(res.reason, AmbiguousReason::kTimeout);
+  EXPECT_EQ(res.resolution_seqno, 2u);
+  const auto ops = testing::queuedOps(vb_.checkpointManager());
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[1].first, QueueOp::kAbort);
+  EXPECT_EQ(vb_.hashTable().find("k"), nullptr);
+}
+
+TEST_F(MonitorTest, TimeoutAbortsTheExpiredPrefixOnly) {
+  write("long", Level::kMajority, *Timeout::fromMillis(300));
+  write("short", Level::kMajority, *Timeout::fromMillis(50));
+  write("mid", Level::kMajority, *Timeout::fromMillis(200));
+  clock_.advance(100ms);
+  timeouts();
+  EXPECT_EQ(recorder_.size(), 0u) << "an expired write behind an unexpired one waits";
+  clock_.advance(201ms);  // 301 ms: "long" expired, and with it the prefix behind it
+  timeouts();
+  EXPECT_EQ(resolvedTags(), (std::vector<std::string>{"long", "short", "mid"}));
+}
+
+TEST_F(MonitorTest, TimeoutStopsAtTheFirstUnexpiredWrite) {
+  write("a", Level::kMajority, *Timeout::fromMillis(10));
+  write("b", Level::kMajority, *Timeout::fromMillis(1000));
+  write("c", Level::kMajority, *Timeout::fromMillis(10));
+  clock_.advance(20ms);
+  timeouts();
+  EXPECT_EQ(resolvedTags(), std::vector<std::string>{"a"});
+  EXPECT_EQ(monitor_.numTracked(), 2u);
+  EXPECT_EQ(monitor_.headDeadline(), clock_.now() - 20ms + 1000ms);
+}
+
+TEST_F(MonitorTest, BucketDefaultTimeoutIsReadWhenTheWriteIsAdded) {
+  settings_.default_timeout_ms.store(40);
+  write("k");
+  settings_.default_timeout_ms.store(5000);
+  EXPECT_EQ(monitor_.headDeadline(), clock_.now() + 40ms);
+}
+
+TEST_F(MonitorTest, InfiniteTimeoutNeverExpires) {
+  write("k", Level::kMajority, Timeout::infinite());
+  clock_.advance(std::chrono::hours(24 * 365));
+  timeouts();
+  EXPECT_EQ(recorder_.size(), 0u);
+  EXPECT_EQ(monitor_.headDeadline(), clock::kNever);
+  EXPECT_TRUE(monitor_.hasSyncWrites());
+}
+
+TEST_F(MonitorTest, LevelNoneInARequirementIsAnInvalidLevel) {
+  EXPECT_EQ(write("k", Level::kNone).status, WriteStatus::kInvalidLevel);
+  EXPECT_EQ(write("k", static_cast<Level>(9)).status, WriteStatus::kInvalidLevel);
+  EXPECT_EQ(vb_.highSeqno(), 0u) << "a refused write queues nothing";
+}
+
+TEST_F(MonitorTest, ASecondWriteToAKeyInFlightIsRefused) {
+  ASSERT_EQ(write("k").status, WriteStatus::kPending);
+  EXPECT_EQ(write("k").status, WriteStatus::kSyncWriteInProgress);
+  EXPECT_EQ(writePlain("k").status, WriteStatus::kSyncWriteInProgress);
+  EXPECT_EQ(write("other").status, WriteStatus::kPending);
+  ack(3);
+  EXPECT_EQ(write("k").status, WriteStatus::kPending) << "free again once resolved";
+}
+
+TEST_F(MonitorTest, AddReplaceAndDeleteCheckTheCommittedValue) {
+  EXPECT_EQ(write("k", Level::kMajority, Timeout::bucketDefault(), WriteOp::kReplace).status,
+            WriteStatus::kKeyNotFound);
+  EXPECT_EQ(writePlain("k", WriteOp::kDelete).status, WriteStatus::kKeyNotFound);
+  EXPECT_EQ(writePlain("k", WriteOp::kAdd).status, WriteStatus::kCommitted);
+  EXPECT_EQ(writePlain("k", WriteOp::kAdd).status, WriteStatus::kKeyExists);
+  EXPECT_EQ(write("k", Level::kMajority, Timeout::bucketDefault(), WriteOp::kDelete).status,
+            WriteStatus::kPending);
+  ack(vb_.highSeqno());
+  ASSERT_EQ(recorder_.size(), 1u);
+  EXPECT_EQ(vb_.hashTable().find("k"), nullptr) << "a committed delete removes the key";
+}
+
+TEST_F(MonitorTest, WritesToAVBucketThatIsNotActiveAreRefused) {
+  vb_.setState(VBucketState::kReplica);
+  EXPECT_EQ(write("k").status, WriteStatus::kNotActive);
+  EXPECT_EQ(writePlain("k").status, WriteStatus::kNotActive);
+  ResolvedWrites resolved;
+  EXPECT_FALSE(monitor_.seqnoAckReceived("replica1", 1, resolved));
+}
+
+TEST_F(MonitorTest, MinLevelMakesAPlainWriteASyncWrite) {
+  EXPECT_EQ(writePlain("before").status, WriteStatus::kCommitted);
+  settings_.min_level.store(Level::kMajority);
+  EXPECT_EQ(writePlain("after").status, WriteStatus::kPending);
+  settings_.min_level.store(Level::kMajorityAndPersistOnMaster);
+  ASSERT_EQ(write("raised", Level::kMajority).status, WriteStatus::kPending);
+  ack(3);
+  EXPECT_EQ(resolvedTags(), std::vector<std::string>{"after"}) << "'raised' needs persistence now";
+  persist(3);
+  EXPECT_EQ(resolvedTags(), (std::vector<std::string>{"after", "raised"}));
+}
+
+TEST_F(MonitorTest, AbortAllAnswersAmbiguousAndQueuesNothing) {
+  write("a");
+  write("b");
+  ResolvedWrites resolved;
+  monitor_.abortAll(AmbiguousReason::kLeftActive, /*close=*/false, resolved);
+  EXPECT_EQ(recorder_.size(), 0u) << "nothing is called before notify()";
+  resolved.notify();
+  ASSERT_EQ(recorder_.size(), 2u);
+  for (const auto& e : recorder_.entries()) {
+    EXPECT_FALSE(e.resolution.committed);
+    EXPECT_EQ(e.resolution.reason, AmbiguousReason::kLeftActive);
+    EXPECT_EQ(e.resolution.resolution_seqno, 0u);
+  }
+  EXPECT_EQ(vb_.highSeqno(), 2u);
+  EXPECT_FALSE(monitor_.hasSyncWrites());
+  EXPECT_EQ(write("a").status, WriteStatus::kPending) << "not closed: still accepts";
+}
+
+TEST_F(MonitorTest, AClosedMonitorRefusesEveryWrite) {
+  ResolvedWrites resolved;
+  monitor_.abortAll(AmbiguousReason::kShutdown, /*close=*/true, resolved);
+  EXPECT_EQ(write("a").status, WriteStatus::kNotActive);
+  EXPECT_EQ(writePlain("b").status, WriteStatus::kNotActive);
+}
+
+TEST_F(MonitorTest, CountersFollowTheWrites) {
+  write("a");
+  write("b", Level::kMajority, *Timeout::fromMillis(5));
+  writePlain("c");
+  write("a");  // refused
+  ack(1);
+  clock_.advance(10ms);
+  timeouts();
+  const MonitorCounters c = monitor_.counters();
+  EXPECT_EQ(c.committed, 1u);
+  EXPECT_EQ(c.aborted_timeout, 1u);
+  EXPECT_EQ(c.plain_writes, 1u);
+  EXPECT_EQ(c.refused, 1u);
+  EXPECT_EQ(c.in_flight, 0u);
+}
+
+// A listener that records what it is told.
+class RecordingListener final : public HeadDeadlineListener {
+ public:
+  void headDeadlineChanged(clock::TimePoint d) override { told.push_back(d); }
+  std::vector<clock::TimePoint> told;
+};
+
+TEST_F(MonitorTest, TheListenerIsToldOfEveryHeadChange) {
+  RecordingListener listener;
+  monitor_.setHeadDeadlineListener(&listener);
+  ASSERT_EQ(listener.told.size(), 1u);
+  EXPECT_EQ(listener.told[0], clock::kNever) << "told the current head on attach";
+
+  const auto t0 = clock_.now();
+  write("a", Level::kMajority, *Timeout::fromMillis(100));
+  write("b", Level::kMajority, *Timeout::fromMillis(50));  // not the head: not told
+  ASSERT_EQ(listener.told.size(), 2u);
+  EXPECT_EQ(listener.told[1], t0 + 100ms);
+  ack(1);
+  ASSERT_EQ(listener.told.size(), 3u);
+  EXPECT_EQ(listener.told[2], t0 + 50ms);
+  timeouts();  // nothing expired: told again, to sleep again
+  EXPECT_EQ(listener.told.size(), 4u);
+  clock_.advance(60ms);
+  timeouts();
+  EXPECT_EQ(listener.told.back(), clock::kNever);
+
+  monitor_.setHeadDeadlineListener(nullptr);
+  const size_t before = listener.told.size();
+  write("c");
+  EXPECT_EQ(listener.told.size(), before) << "a detached listener is not told";
+}
+
+class NoReplicaMonitorTest : public MonitorTest {
+ protected:
+  NoReplicaMonitorTest() : MonitorTest(testing::chainOf({})) {}
+};
+
+TEST_F(NoReplicaMonitorTest, AWriteSatisfiedOnAddIsLeftForTheCallerToNotify) {
+  ResolvedWrites resolved;
+  const WriteResult r = monitor_.write(WriteRequest{WriteOp::kSet, "k", "v", 1, Requirements{}},
+                                       recorder_.completion("k"), clock_.now(), resolved);
+  EXPECT_EQ(r.status, WriteStatus::kPending);
+  EXPECT_EQ(recorder_.size(), 0u) << "never called from inside the call that added it";
+  ASSERT_EQ(resolved.size(), 1u);
+  EXPECT_NE(vb_.hashTable().find("k"), nullptr) << "committed already";
+  resolved.notify();
+  EXPECT_EQ(recorder_.size(), 1u);
+}
+
+class ImpossibleMonitorTest : public MonitorTest {
+ protected:
+  ImpossibleMonitorTest() : MonitorTest(testing::chainOf({"", ""})) {}
+};
+
+TEST_F(ImpossibleMonitorTest, DurabilityImpossibleIsRefusedButPlainWritesAreNot) {
+  EXPECT_EQ(write("k").status, WriteStatus::kDurabilityImpossible);
+  EXPECT_EQ(writePlain("k").status, WriteStatus::kCommitted);
+  ResolvedWrites resolved;
+  monitor_.setTopology(testing::chainOf({"replica1", ""}), resolved);
+  EXPECT_EQ(write("k2").status, WriteStatus::kPending) << "possible once a replica is placed";
+}
+
+}  // namespace
+}  // namespace syncwrite::durability
