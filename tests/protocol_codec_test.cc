@@ -1,0 +1,496 @@
+// parseRequest: every request the client encoders build round-trips through
+// the server-side parser, and every malformed case of issue 6 gets its status.
+// Byte layouts are checked against the examples of couchbase/kv_engine
+// docs/BinaryProtocol.md and docs/dcp/documentation/commands/seqno-acknowledged.md.
+#include "server/protocol/request.h"
+
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "server/protocol/frame_info.h"
+#include "server/protocol/packet_reader.h"
+#include "server/protocol/request_encoder.h"
+
+namespace syncwrite::server::protocol {
+namespace {
+
+using durability::Level;
+using durability::Timeout;
+using ::testing::HasSubstr;
+
+std::string bytesOf(std::initializer_list<int> values) {
+  std::string out;
+  for (int v : values) out.push_back(static_cast<char>(v));
+  return out;
+}
+
+// Frames `bytes` with a PacketReader (one packet expected) and parses it.
+// The bytes are kept alive in `storage_` so the Request's views stay valid.
+class CodecTest : public ::testing::Test {
+ protected:
+  ParseResult parse(std::string bytes) {
+    storage_.push_back(std::move(bytes));
+    reader_ = std::make_unique<PacketReader>(PacketReader::Direction::kRequests);
+    reader_->feed(storage_.back());
+    const auto next = reader_->next();
+    EXPECT_EQ(next.result, PacketReader::Result::kPacket);
+    EXPECT_EQ(reader_->buffered(), 0u) << "the encoder wrote more than one packet";
+    return parseRequest(next.packet);
+  }
+
+  ParseResult parseOk(std::string bytes) {
+    ParseResult result = parse(std::move(bytes));
+    EXPECT_TRUE(result.ok()) << toString(result.status) << ": " << result.message;
+    return result;
+  }
+
+  std::vector<std::string> storage_;
+  std::unique_ptr<PacketReader> reader_;
+};
+
+// ---- Round trips: what the client builds, the server reads back. ----
+
+TEST_F(CodecTest, GetMatchesTheDocumentedExample) {
+  std::string bytes;
+  appendGet(bytes, 0, 0, "Hello");
+  EXPECT_EQ(bytes, bytesOf({0x80, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05,
+                            0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0}) +
+                       "Hello");
+  const ParseResult parsed = parseOk(bytes);
+  EXPECT_EQ(parsed.request.opcode, Opcode::kGet);
+  EXPECT_EQ(parsed.request.key, "Hello");
+  EXPECT_FALSE(parsed.request.durability);
+}
+
+TEST_F(CodecTest, AddMatchesTheDocumentedExample) {
+  std::string bytes;
+  appendStore(bytes, Opcode::kAdd, 0, 0, "Hello", "World", {.flags = 0xdeadbeef, .expiry = 0xe10});
+  EXPECT_EQ(bytes, bytesOf({0x80, 0x02, 0x00, 0x05, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                            0x12, 0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
+                            0,    0,    0xde, 0xad, 0xbe, 0xef, 0x00, 0x00, 0x0e, 0x10}) +
+                       "HelloWorld");
+  const ParseResult parsed = parseOk(bytes);
+  EXPECT_EQ(parsed.request.opcode, Opcode::kAdd);
+  EXPECT_EQ(parsed.request.flags, 0xdeadbeefu);
+  EXPECT_EQ(parsed.request.expiry, 0xe10u);
+  EXPECT_EQ(parsed.request.value, "World");
+}
+
+TEST_F(CodecTest, SeqnoAcknowledgedMatchesTheDocumentedExample) {
+  std::string bytes;
+  appendSeqnoAcknowledged(bytes, 0x1210, 0x0210, 4);
+  EXPECT_EQ(bytes, bytesOf({0x80, 0x61, 0x00, 0x00, 0x08, 0x00, 0x02, 0x10, 0x00, 0x00, 0x00,
+                            0x08, 0x00, 0x00, 0x12, 0x10, 0,    0,    0,    0,    0,    0,
+                            0,    0,    0,    0,    0,    0,    0,    0,    0,    4}));
+  const ParseResult parsed = parseOk(bytes);
+  EXPECT_EQ(parsed.request.opcode, Opcode::kDcpSeqnoAcknowledged);
+  EXPECT_EQ(parsed.request.vbucket, 0x0210);
+  EXPECT_EQ(parsed.request.opaque, 0x1210u);
+  EXPECT_EQ(parsed.request.prepared_seqno, 4u);
+}
+
+TEST_F(CodecTest, DurableSetUsesTheAlternativeMagic) {
+  std::string bytes;
+  appendStore(bytes, Opcode::kSet, 42, 513, "key", "value",
+              {.durability = DurabilitySpec{Level::kPersistToMajority, 1500},
+               .cas = 0x0102030405060708,
+               .flags = 7,
+               .expiry = 9});
+  EXPECT_EQ(static_cast<uint8_t>(bytes[0]), 0x08);
+  EXPECT_EQ(bytes[2], 4);  // one frame: 1 byte id/len + level + 2-byte timeout
+  EXPECT_EQ(bytes[3], 3);  // key length, one byte in this layout
+  EXPECT_EQ(bytes.substr(24, 4), bytesOf({0x13, 0x03, 0x05, 0xdc}));
+
+  const Request r = parseOk(bytes).request;
+  EXPECT_EQ(r.opcode, Opcode::kSet);
+  EXPECT_EQ(r.opaque, 42u);
+  EXPECT_EQ(r.vbucket, 513);
+  EXPECT_EQ(r.cas, 0x0102030405060708u);
+  EXPECT_EQ(r.flags, 7u);
+  EXPECT_EQ(r.expiry, 9u);
+  EXPECT_EQ(r.key, "key");
+  EXPECT_EQ(r.value, "value");
+  ASSERT_TRUE(r.durability);
+  EXPECT_EQ(r.durability->level, Level::kPersistToMajority);
+  EXPECT_EQ(r.durability->timeout, *Timeout::fromMillis(1500));
+}
+
+TEST_F(CodecTest, DurabilityWithoutTimeoutTakesTheBucketDefault) {
+  for (Opcode opcode : {Opcode::kSet, Opcode::kAdd, Opcode::kReplace}) {
+    std::string bytes;
+    appendStore(bytes, opcode, 1, 0, "k", "v",
+                {.durability = DurabilitySpec{Level::kMajorityAndPersistOnMaster, {}}});
+    const Request r = parseOk(bytes).request;
+    EXPECT_EQ(r.opcode, opcode);
+    ASSERT_TRUE(r.durability);
+    EXPECT_EQ(r.durability->level, Level::kMajorityAndPersistOnMaster);
+    EXPECT_TRUE(r.durability->timeout.isBucketDefault());
+  }
+}
+
+TEST_F(CodecTest, DurableDelete) {
+  std::string bytes;
+  appendDelete(bytes, 3, 1023, "gone", {.durability = DurabilitySpec{Level::kMajority, 1}});
+  const Request r = parseOk(bytes).request;
+  EXPECT_EQ(r.opcode, Opcode::kDelete);
+  EXPECT_EQ(r.vbucket, 1023);
+  EXPECT_EQ(r.key, "gone");
+  ASSERT_TRUE(r.durability);
+  EXPECT_EQ(r.durability->timeout, *Timeout::fromMillis(1));
+}
+
+TEST_F(CodecTest, LargestTimeoutIsAccepted) {
+  std::string bytes;
+  appendDelete(bytes, 3, 0, "k", {.durability = DurabilitySpec{Level::kMajority, 0xfffe}});
+  EXPECT_EQ(parseOk(bytes).request.durability->timeout, *Timeout::fromMillis(65534));
+}
+
+TEST_F(CodecTest, PlainMutationsHaveNoDurability) {
+  std::string bytes;
+  appendStore(bytes, Opcode::kReplace, 1, 0, "k", "");
+  EXPECT_EQ(static_cast<uint8_t>(bytes[0]), 0x80);
+  const Request r = parseOk(bytes).request;
+  EXPECT_FALSE(r.durability);
+  EXPECT_EQ(r.value, "");
+}
+
+TEST_F(CodecTest, BodylessCommands) {
+  for (Opcode opcode : {Opcode::kNoop, Opcode::kVersion, Opcode::kQuit}) {
+    std::string bytes;
+    appendSimple(bytes, opcode, 77);
+    const Request r = parseOk(bytes).request;
+    EXPECT_EQ(r.opcode, opcode);
+    EXPECT_EQ(r.opaque, 77u);
+  }
+}
+
+TEST_F(CodecTest, StatWithAndWithoutGroup) {
+  std::string general;
+  appendStat(general, 1, "");
+  EXPECT_EQ(parseOk(general).request.key, "");
+  std::string group;
+  appendStat(group, 2, "durability");
+  EXPECT_EQ(parseOk(group).request.key, "durability");
+}
+
+TEST_F(CodecTest, HelloCarriesAgentAndFeatures) {
+  const std::vector<Feature> asked{Feature::kXerror, Feature::kSelectBucket,
+                                   Feature::kAltRequestSupport, Feature::kSyncReplication};
+  std::string bytes;
+  appendHello(bytes, 5, "syncwrite-test", asked);
+  const Request r = parseOk(bytes).request;
+  EXPECT_EQ(r.key, "syncwrite-test");
+  EXPECT_EQ(r.value, bytesOf({0x00, 0x07, 0x00, 0x08, 0x00, 0x10, 0x00, 0x11}));
+  EXPECT_EQ(decodeFeatures(r.value), asked);
+}
+
+TEST_F(CodecTest, HelloAgentMayBeLongerThanAKey) {
+  std::string bytes;
+  appendHello(bytes, 5, std::string(300, 'a'), {});
+  EXPECT_TRUE(parse(bytes).ok());
+}
+
+TEST_F(CodecTest, SelectBucket) {
+  std::string bytes;
+  appendSelectBucket(bytes, 9, "default");
+  const Request r = parseOk(bytes).request;
+  EXPECT_EQ(r.opcode, Opcode::kSelectBucket);
+  EXPECT_EQ(r.key, "default");
+}
+
+TEST_F(CodecTest, SetParamEveryType) {
+  for (uint32_t type = 1; type <= 6; ++type) {
+    std::string bytes;
+    appendSetParam(bytes, 4, static_cast<ParamType>(type), "durability_timeout_mode", "polling");
+    const Request r = parseOk(bytes).request;
+    EXPECT_EQ(r.param_type, static_cast<ParamType>(type));
+    EXPECT_EQ(r.key, "durability_timeout_mode");
+    EXPECT_EQ(r.value, "polling");
+  }
+}
+
+TEST_F(CodecTest, SetVbucketEveryState) {
+  for (VbucketState state : {VbucketState::kActive, VbucketState::kReplica, VbucketState::kPending,
+                             VbucketState::kDead}) {
+    std::string bytes;
+    appendSetVbucket(bytes, 4, 12, state);
+    EXPECT_EQ(bytes[4], 1);  // one byte of extras
+    const Request r = parseOk(bytes).request;
+    EXPECT_EQ(r.vbucket, 12);
+    EXPECT_EQ(r.vbucket_state, state);
+  }
+}
+
+TEST_F(CodecTest, SetVbucketDeprecatedFourByteState) {
+  std::string bytes;
+  appendRequest(
+      bytes,
+      {.opcode = Opcode::kSetVbucket, .opaque = 1, .vbucket = 3, .extras = bytesOf({0, 0, 0, 2})});
+  EXPECT_EQ(parseOk(bytes).request.vbucket_state, VbucketState::kReplica);
+}
+
+TEST_F(CodecTest, DcpOpenProducer) {
+  std::string bytes;
+  appendDcpOpen(bytes, 8, "replica1");
+  const Request r = parseOk(bytes).request;
+  EXPECT_EQ(r.opcode, Opcode::kDcpOpen);
+  EXPECT_EQ(r.key, "replica1");
+  EXPECT_EQ(r.dcp_flags, kDcpOpenProducer);
+  EXPECT_EQ(r.extras.substr(0, 4), bytesOf({0, 0, 0, 0}));
+}
+
+TEST_F(CodecTest, ReorderAndTracingFramesAreAcceptedAndIgnored) {
+  std::string frames;
+  appendFrameInfo(frames, static_cast<uint16_t>(FrameId::kReorder), "");
+  appendFrameInfo(frames, static_cast<uint16_t>(FrameId::kOpenTracingContext), "ctx");
+  std::string bytes;
+  appendRequest(bytes, {.opcode = Opcode::kGet, .opaque = 1, .framing_extras = frames, .key = "k"});
+  EXPECT_FALSE(parseOk(bytes).request.durability);
+}
+
+TEST_F(CodecTest, DurabilityFrameAfterOtherFrames) {
+  std::string frames;
+  appendFrameInfo(frames, static_cast<uint16_t>(FrameId::kReorder), "");
+  appendDurabilityFrame(frames, Level::kMajority, 100);
+  std::string bytes;
+  appendRequest(bytes, {.opcode = Opcode::kSet,
+                        .opaque = 1,
+                        .framing_extras = frames,
+                        .extras = std::string(8, '\0'),
+                        .key = "k"});
+  EXPECT_EQ(parseOk(bytes).request.durability->timeout, *Timeout::fromMillis(100));
+}
+
+TEST(FrameInfoTest, EscapedIdAndLengthRoundTrip) {
+  std::string section;
+  appendFrameInfo(section, 20, std::string(20, 'x'));
+  appendFrameInfo(section, 15, "");
+  appendFrameInfo(section, 1, std::string(14, 'y'));
+  EXPECT_EQ(static_cast<uint8_t>(section[0]), 0xff);  // both nibbles escaped
+  EXPECT_EQ(section[1], 5);                           // id 15 + 5
+  EXPECT_EQ(section[2], 5);                           // length 15 + 5
+
+  FrameInfoReader reader(section);
+  auto a = reader.next();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->id, 20);
+  EXPECT_EQ(a->data, std::string(20, 'x'));
+  auto b = reader.next();
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->id, 15);
+  EXPECT_EQ(b->data, "");
+  auto c = reader.next();
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->id, 1);
+  EXPECT_EQ(c->data.size(), 14u);
+  EXPECT_FALSE(reader.next());
+  EXPECT_FALSE(reader.malformed());
+}
+
+// ---- Malformed input: the status the server answers, connection kept. ----
+
+// A SET whose framing extras are `frames`, as raw bytes.
+std::string setWithFrames(std::string_view frames, Opcode opcode = Opcode::kSet) {
+  std::string bytes;
+  const bool store = opcode == Opcode::kSet || opcode == Opcode::kAdd || opcode == Opcode::kReplace;
+  appendRequest(bytes, {.opcode = opcode,
+                        .opaque = 0xabcd,
+                        .framing_extras = frames,
+                        .extras = store ? std::string_view("\0\0\0\0\0\0\0\0", 8) : "",
+                        .key = "k"});
+  return bytes;
+}
+
+TEST_F(CodecTest, UnknownOpcodeKeepsOpcodeAndOpaque) {
+  std::string bytes;
+  appendRequest(bytes, {.opcode = static_cast<Opcode>(0x05), .opaque = 0x1234, .key = "c"});
+  const ParseResult r = parse(bytes);
+  EXPECT_EQ(r.status, Status::kUnknownCommand);
+  EXPECT_EQ(static_cast<uint8_t>(r.request.opcode), 0x05);
+  EXPECT_EQ(r.request.opaque, 0x1234u);
+  EXPECT_THAT(r.message, HasSubstr("0x5"));
+}
+
+TEST_F(CodecTest, TimeoutZeroIsEinval) {
+  std::string bytes;
+  appendStore(bytes, Opcode::kSet, 1, 0, "k", "v",
+              {.durability = DurabilitySpec{Level::kMajority, 0}});
+  const ParseResult r = parse(bytes);
+  EXPECT_EQ(r.status, Status::kEinval);
+  EXPECT_THAT(r.message, HasSubstr("timeout 0"));
+}
+
+TEST_F(CodecTest, TimeoutFfffIsEinval) {
+  std::string bytes;
+  appendDelete(bytes, 1, 0, "k", {.durability = DurabilitySpec{Level::kMajority, 0xffff}});
+  const ParseResult r = parse(bytes);
+  EXPECT_EQ(r.status, Status::kEinval);
+  EXPECT_THAT(r.message, HasSubstr("65535"));
+}
+
+TEST_F(CodecTest, InvalidLevelByteIsDurabilityInvalidLevel) {
+  for (int level : {0, 4, 0xff}) {
+    std::string bytes;
+    appendStore(bytes, Opcode::kSet, 1, 0, "k", "v",
+                {.durability = DurabilitySpec{static_cast<Level>(level), 100}});
+    const ParseResult r = parse(bytes);
+    EXPECT_EQ(r.status, Status::kDurabilityInvalidLevel) << "level " << level;
+    EXPECT_EQ(r.request.opaque, 1u);
+  }
+}
+
+TEST_F(CodecTest, DurabilityFrameOnANonMutationIsEinval) {
+  std::string frame;
+  appendDurabilityFrame(frame, Level::kMajority);
+  for (Opcode opcode : {Opcode::kGet, Opcode::kNoop, Opcode::kStat, Opcode::kSelectBucket}) {
+    std::string bytes;
+    const bool keyed = opcode == Opcode::kGet || opcode == Opcode::kSelectBucket;
+    appendRequest(
+        bytes, {.opcode = opcode, .opaque = 2, .framing_extras = frame, .key = keyed ? "k" : ""});
+    const ParseResult r = parse(bytes);
+    EXPECT_EQ(r.status, Status::kEinval) << toString(opcode);
+    EXPECT_THAT(r.message, HasSubstr("only valid on"));
+  }
+}
+
+TEST_F(CodecTest, DurabilityFrameOfWrongLengthIsEinval) {
+  for (std::string data : {std::string(""), bytesOf({1, 0}), bytesOf({1, 0, 1, 0})}) {
+    std::string frames;
+    appendFrameInfo(frames, 1, data);
+    const ParseResult r = parse(setWithFrames(frames));
+    EXPECT_EQ(r.status, Status::kEinval) << data.size() << " bytes";
+    EXPECT_THAT(r.message, HasSubstr("1 or 3 bytes"));
+  }
+}
+
+TEST_F(CodecTest, TwoDurabilityFramesAreEinval) {
+  std::string frames;
+  appendDurabilityFrame(frames, Level::kMajority);
+  appendDurabilityFrame(frames, Level::kMajority, 10);
+  EXPECT_EQ(parse(setWithFrames(frames)).status, Status::kEinval);
+}
+
+TEST_F(CodecTest, UnsupportedFrameIdsAreEinval) {
+  for (uint16_t id : {2, 4, 14, 15, 200}) {
+    std::string frames;
+    appendFrameInfo(frames, id, "ab");
+    const ParseResult r = parse(setWithFrames(frames));
+    EXPECT_EQ(r.status, Status::kEinval) << "id " << id;
+    EXPECT_THAT(r.message, HasSubstr("unsupported frame id"));
+  }
+}
+
+TEST_F(CodecTest, ReorderFrameWithDataIsEinval) {
+  std::string frames;
+  appendFrameInfo(frames, 0, "x");
+  EXPECT_EQ(parse(setWithFrames(frames)).status, Status::kEinval);
+}
+
+TEST_F(CodecTest, TruncatedFramesAreEinval) {
+  const std::vector<std::string> malformed{
+      bytesOf({0x13, 0x01}),        // durability, length 3, only 1 byte of data
+      bytesOf({0xf1}),              // escaped id, escape byte missing
+      bytesOf({0x1f}),              // escaped length, escape byte missing
+      bytesOf({0xff, 0x00}),        // both escaped, length escape byte missing
+      bytesOf({0x1f, 0x00, 0x01}),  // length 15, 1 byte of data
+  };
+  for (const std::string& frames : malformed) {
+    const ParseResult r = parse(setWithFrames(frames));
+    EXPECT_EQ(r.status, Status::kEinval);
+    EXPECT_THAT(r.message, HasSubstr("malformed framing extras"));
+  }
+}
+
+TEST_F(CodecTest, KeyOver250BytesIsEinval) {
+  std::string ok;
+  appendStore(ok, Opcode::kSet, 1, 0, std::string(250, 'k'), "v");
+  EXPECT_TRUE(parse(ok).ok());
+  for (size_t length : {251, 255, 1000}) {
+    std::string bytes;
+    appendStore(bytes, Opcode::kSet, 1, 0, std::string(length, 'k'), "v");
+    const ParseResult r = parse(bytes);
+    EXPECT_EQ(r.status, Status::kEinval);
+    EXPECT_THAT(r.message, HasSubstr("over the limit of 250"));
+  }
+  std::string durable;  // the alternative layout too (1-byte key length)
+  appendStore(durable, Opcode::kSet, 1, 0, std::string(255, 'k'), "v",
+              {.durability = DurabilitySpec{Level::kMajority, {}}});
+  EXPECT_EQ(parse(durable).status, Status::kEinval);
+}
+
+TEST_F(CodecTest, SectionsExceedingTheBodyAreEinval) {
+  std::string bytes;
+  appendGet(bytes, 6, 0, "abc");
+  bytes[4] = 8;  // 8 bytes of extras claimed, body is 3
+  const ParseResult r = parse(bytes);
+  EXPECT_EQ(r.status, Status::kEinval);
+  EXPECT_EQ(r.request.opaque, 6u);
+  EXPECT_THAT(r.message, HasSubstr("exceed the body length"));
+}
+
+TEST_F(CodecTest, FramingExtrasExceedingTheBodyAreEinval) {
+  std::string bytes;
+  appendStore(bytes, Opcode::kSet, 6, 0, "k", "", {.durability = DurabilitySpec{}});
+  bytes[2] = 100;
+  EXPECT_EQ(parse(bytes).status, Status::kEinval);
+}
+
+TEST_F(CodecTest, WrongShapesAreEinval) {
+  struct Case {
+    std::string name;
+    RequestFields fields;  // extras come from `extras`
+    std::string extras;
+  };
+  const std::string eight(8, '\0');
+  const std::vector<Case> cases{
+      {"SET without extras", {.opcode = Opcode::kSet, .key = "k", .value = "v"}, ""},
+      {"SET without key", {.opcode = Opcode::kSet}, eight},
+      {"GET with extras", {.opcode = Opcode::kGet, .key = "k"}, "abcd"},
+      {"GET without key", {.opcode = Opcode::kGet}, ""},
+      {"GET with value", {.opcode = Opcode::kGet, .key = "k", .value = "v"}, ""},
+      {"DELETE with value", {.opcode = Opcode::kDelete, .key = "k", .value = "v"}, ""},
+      {"NOOP with key", {.opcode = Opcode::kNoop, .key = "k"}, ""},
+      {"STAT with value", {.opcode = Opcode::kStat, .value = "v"}, ""},
+      {"SELECT_BUCKET without key", {.opcode = Opcode::kSelectBucket}, ""},
+      {"HELLO with odd value", {.opcode = Opcode::kHello, .key = "a", .value = "abc"}, ""},
+      {"SET_PARAM type 0", {.opcode = Opcode::kSetParam, .key = "k"}, bytesOf({0, 0, 0, 0})},
+      {"SET_PARAM type 7", {.opcode = Opcode::kSetParam, .key = "k"}, bytesOf({0, 0, 0, 7})},
+      {"SET_PARAM without key", {.opcode = Opcode::kSetParam}, bytesOf({0, 0, 0, 1})},
+      {"SET_VBUCKET state 0", {.opcode = Opcode::kSetVbucket}, bytesOf({0})},
+      {"SET_VBUCKET state 5", {.opcode = Opcode::kSetVbucket}, bytesOf({5})},
+      {"SET_VBUCKET 2-byte extras", {.opcode = Opcode::kSetVbucket}, bytesOf({0, 1})},
+      {"SET_VBUCKET with key", {.opcode = Opcode::kSetVbucket, .key = "k"}, bytesOf({1})},
+      {"DCP_OPEN without name", {.opcode = Opcode::kDcpOpen}, eight},
+      {"DCP_OPEN 4-byte extras", {.opcode = Opcode::kDcpOpen, .key = "n"}, bytesOf({0, 0, 0, 1})},
+      {"SEQNO_ACK 4-byte extras", {.opcode = Opcode::kDcpSeqnoAcknowledged}, bytesOf({0, 0, 0, 1})},
+      {"SEQNO_ACK with key", {.opcode = Opcode::kDcpSeqnoAcknowledged, .key = "k"}, eight},
+      {"snappy datatype", {.opcode = Opcode::kGet, .datatype = 0x02, .key = "k"}, ""},
+  };
+  for (const Case& c : cases) {
+    std::string bytes;
+    RequestFields fields = c.fields;
+    fields.opaque = 0x5151;
+    fields.extras = c.extras;
+    appendRequest(bytes, fields);
+    const ParseResult r = parse(bytes);
+    EXPECT_EQ(r.status, Status::kEinval) << c.name;
+    EXPECT_EQ(r.request.opaque, 0x5151u) << c.name;
+    EXPECT_FALSE(r.message.empty()) << c.name;
+  }
+}
+
+TEST_F(CodecTest, JsonDatatypeIsAccepted) {
+  std::string bytes;
+  appendRequest(bytes, {.opcode = Opcode::kSet,
+                        .datatype = 0x01,
+                        .extras = std::string(8, '\0'),
+                        .key = "k",
+                        .value = "{}"});
+  EXPECT_EQ(parseOk(bytes).request.datatype, 0x01);
+}
+
+}  // namespace
+}  // namespace syncwrite::server::protocol
