@@ -1,0 +1,84 @@
+// Bucket: one bucket of syncwrite-server — its configuration, its vbuckets,
+// its durability layer and its simulated replicas.
+//
+// Built from a BucketSpec (server_config.h): a VBucketMap of max_vbuckets
+// vbuckets, all active; a BucketDurability over them whose topology is one
+// chain [node_name, replicas...], reading the coarse clock; and one
+// SimulatedReplica per simulated replica, acknowledging on the server's
+// io_context.
+//
+// Local persistence: the server keeps nothing on disk, so the active counts a
+// prepare as persisted as soon as it is queued — write() reports it to the
+// durability layer (notifyLocalPersistence) right after each accepted
+// SyncWrite. Levels that need persistence on the active therefore behave like
+// majority here; the replicas' acks say what they say.
+//
+// Thread-safety: every member may be called from any thread.
+// Lifetime: the pool and the io_context must outlive the bucket; shutdown()
+// must have been called and the io_context must have stopped running before
+// the bucket is destroyed.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <absl/status/statusor.h>
+#include <boost/asio/io_context.hpp>
+
+#include "config/configuration.h"
+#include "durability/bucket_durability.h"
+#include "executor/executor_pool.h"
+#include "server/server_config.h"
+#include "server/simulated_replica.h"
+#include "vbucket/vbucket_map.h"
+
+namespace syncwrite::server {
+
+class Bucket {
+ public:
+  // Builds the bucket described by `spec`, with `node_name` as the active of
+  // its chain. InvalidArgument when the chain is not a valid topology. Logs
+  // a line naming the bucket, its vbuckets, mode and replicas.
+  static absl::StatusOr<std::unique_ptr<Bucket>> create(BucketSpec spec,
+                                                        const std::string& node_name,
+                                                        executor::ExecutorPool& pool,
+                                                        boost::asio::io_context& io);
+  ~Bucket();
+  Bucket(const Bucket&) = delete;
+  Bucket& operator=(const Bucket&) = delete;
+
+  const std::string& name() const noexcept { return name_; }
+  config::Configuration& config() noexcept { return *config_; }
+  const config::Configuration& config() const noexcept { return *config_; }
+  vbucket::VBucketMap& vbuckets() noexcept { return vbuckets_; }
+  durability::BucketDurability& durability() noexcept { return *durability_; }
+  const durability::BucketDurability& durability() const noexcept { return *durability_; }
+
+  // BucketDurability::write(); for an accepted SyncWrite (kPending) it then
+  // reports the prepare persisted locally and tells each simulated replica.
+  // `completion` may run before this returns (on another thread).
+  durability::WriteResult write(vbucket::Vbid vbid, durability::WriteRequest request,
+                                durability::Completion completion);
+
+  // A replica's DCP_SEQNO_ACKNOWLEDGED; see BucketDurability::seqnoAcknowledged.
+  bool seqnoAcknowledged(vbucket::Vbid vbid, const std::string& node, vbucket::Seqno seqno) {
+    return durability_->seqnoAcknowledged(vbid, node, seqno);
+  }
+
+  // Answers every in-flight SyncWrite ambiguous with `reason`, refuses later
+  // writes and stops the simulated replicas. Idempotent.
+  void shutdown(durability::AmbiguousReason reason);
+
+ private:
+  Bucket(BucketSpec spec, executor::ExecutorPool& pool, durability::ReplicationTopology topology);
+
+  const std::string name_;
+  std::unique_ptr<config::Configuration> config_;
+  vbucket::VBucketMap vbuckets_;
+  std::unique_ptr<durability::BucketDurability> durability_;
+  std::vector<std::unique_ptr<SimulatedReplica>> replicas_;
+  config::Configuration::ListenerId mode_listener_ = 0;
+};
+
+}  // namespace syncwrite::server

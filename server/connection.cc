@@ -1,0 +1,205 @@
+#include "server/connection.h"
+
+#include <utility>
+
+#include <absl/strings/str_cat.h>
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
+#include "server/log.h"
+#include "server/protocol/request.h"
+#include "server/protocol/response_encoder.h"
+
+namespace syncwrite::server {
+
+namespace {
+// A write buffer that grew past this (a big STAT or GET answer) is released
+// after the write instead of being kept for the next one.
+constexpr size_t kKeepWriteBufferBytes = 1 << 20;
+}  // namespace
+
+Connection::Connection(boost::asio::ip::tcp::socket socket, ServerContext& context,
+                       Dispatcher& dispatcher, OnClosed on_closed)
+    : context_(context),
+      dispatcher_(dispatcher),
+      on_closed_(std::move(on_closed)),
+      socket_(std::move(socket)),
+      strand_(socket_.get_executor()),
+      reader_(protocol::PacketReader::Direction::kRequests, context.max_packet_size) {
+  boost::system::error_code ec;
+  auto endpoint = socket_.remote_endpoint(ec);
+  peer_ = ec ? "unknown peer" : absl::StrCat(endpoint.address().to_string(), ":", endpoint.port());
+}
+
+void Connection::start() {
+  boost::asio::post(strand_, [self = shared_from_this()] { self->doRead(); });
+}
+
+void Connection::beginShutdown() {
+  boost::asio::post(strand_, [self = shared_from_this()] {
+    if (self->closing_ == Closing::kNo) self->closing_ = Closing::kAfterAll;
+    self->maybeClose();
+  });
+}
+
+void Connection::doRead() {
+  if (closed_ || closing_ != Closing::kNo || reading_) return;
+  if (slots_.size() >= kMaxSlots) {
+    read_paused_ = true;  // resumed by onWritten()
+    return;
+  }
+  reading_ = true;
+  std::span<char> buffer = reader_.prepare();
+  socket_.async_read_some(
+      boost::asio::buffer(buffer.data(), buffer.size()),
+      [self = shared_from_this()](const boost::system::error_code& error, size_t bytes) {
+        self->onRead(error, bytes);
+      });
+}
+
+void Connection::onRead(const boost::system::error_code& error, size_t bytes) {
+  reading_ = false;
+  if (closed_) return;
+  if (error) {
+    if (error == boost::asio::error::eof) {
+      // The client sent all it will; answer what it asked, then close.
+      if (closing_ == Closing::kNo) closing_ = Closing::kAfterAll;
+      maybeClose();
+    } else if (error != boost::asio::error::operation_aborted) {
+      close();
+    }
+    return;
+  }
+  reader_.commit(bytes);
+  processBuffered();
+  doRead();
+  flush();
+}
+
+void Connection::processBuffered() {
+  while (closing_ == Closing::kNo && slots_.size() < kMaxSlots) {
+    protocol::PacketReader::Next next = reader_.next();
+    switch (next.result) {
+      case protocol::PacketReader::Result::kNeedMore:
+        return;
+      case protocol::PacketReader::Result::kPacket:
+        handlePacket(next.packet);
+        break;
+      case protocol::PacketReader::Result::kBadMagic:
+        logLine(absl::StrCat("connection ", peer_, ": bad magic 0x",
+                             absl::Hex(next.header.magic, absl::kZeroPad2), ", closing it"));
+        closing_ = Closing::kAfterReady;
+        return;
+      case protocol::PacketReader::Result::kTooBig: {
+        logLine(absl::StrCat("connection ", peer_, ": request body of ", next.header.body_length,
+                             " bytes is over max_packet_size ", context_.max_packet_size,
+                             ", closing it"));
+        Slot& slot = slots_.emplace_back();
+        protocol::appendErrorResponse(
+            slot.bytes, next.header.opcode, protocol::Status::kTooBig, next.header.opaque,
+            absl::StrCat("request body of ", next.header.body_length,
+                         " bytes is over max_packet_size ", context_.max_packet_size));
+        slot.ready = true;
+        closing_ = Closing::kAfterReady;
+        return;
+      }
+    }
+  }
+}
+
+void Connection::handlePacket(const protocol::Packet& packet) {
+  Slot& slot = slots_.emplace_back();
+  const uint64_t seq = first_slot_seq_ + slots_.size() - 1;
+  protocol::ParseResult parsed = protocol::parseRequest(packet);
+  if (!parsed.ok()) {
+    protocol::appendParseError(slot.bytes, parsed);
+    slot.ready = true;
+    return;
+  }
+  // References into a deque stay valid across emplace_back; nothing removes
+  // slots while the dispatcher runs (fills are posted to this strand).
+  const Disposition disposition = dispatcher_.execute(parsed.request, session_, slot.bytes,
+                                                      [this, seq] { return lateReply(seq); });
+  switch (disposition) {
+    case Disposition::kAnswered:
+      slot.ready = true;
+      break;
+    case Disposition::kClose:
+      slot.ready = true;
+      closing_ = Closing::kAfterAll;
+      break;
+    case Disposition::kDeferred:
+      break;
+  }
+}
+
+LateReply Connection::lateReply(uint64_t slot_seq) {
+  return [self = shared_from_this(), slot_seq](std::string bytes) {
+    boost::asio::post(self->strand_, [self, slot_seq, bytes = std::move(bytes)]() mutable {
+      self->fill(slot_seq, std::move(bytes));
+    });
+  };
+}
+
+void Connection::fill(uint64_t slot_seq, std::string bytes) {
+  if (closed_ || slot_seq < first_slot_seq_) return;
+  Slot& slot = slots_[slot_seq - first_slot_seq_];
+  slot.bytes = std::move(bytes);
+  slot.ready = true;
+  flush();
+}
+
+void Connection::flush() {
+  if (closed_ || writing_) return;
+  while (!slots_.empty() && slots_.front().ready) {
+    write_buffer_.append(slots_.front().bytes);
+    slots_.pop_front();
+    ++first_slot_seq_;
+  }
+  if (write_buffer_.empty()) {
+    maybeClose();
+    return;
+  }
+  writing_ = true;
+  boost::asio::async_write(socket_, boost::asio::buffer(write_buffer_),
+                           [self = shared_from_this()](const boost::system::error_code& error,
+                                                       size_t) { self->onWritten(error); });
+}
+
+void Connection::onWritten(const boost::system::error_code& error) {
+  writing_ = false;
+  if (closed_) return;
+  if (error) {
+    close();
+    return;
+  }
+  write_buffer_.clear();
+  if (write_buffer_.capacity() > kKeepWriteBufferBytes) std::string().swap(write_buffer_);
+  if (read_paused_ && slots_.size() < kMaxSlots) {
+    read_paused_ = false;
+    processBuffered();
+    doRead();
+  }
+  flush();
+}
+
+void Connection::maybeClose() {
+  if (closed_ || writing_) return;
+  const bool done = closing_ == Closing::kAfterAll     ? slots_.empty()
+                    : closing_ == Closing::kAfterReady ? slots_.empty() || !slots_.front().ready
+                                                       : false;
+  if (done) close();
+}
+
+void Connection::close() {
+  if (closed_) return;
+  closed_ = true;
+  boost::system::error_code ignored;
+  socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  slots_.clear();
+  on_closed_(this);
+}
+
+}  // namespace syncwrite::server

@@ -1,0 +1,36 @@
+#include "server/log.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <string>
+
+namespace syncwrite::server {
+
+void logLine(std::string_view message) {
+  using namespace std::chrono;
+  const auto now = system_clock::now();
+  const std::time_t seconds = system_clock::to_time_t(now);
+  const auto millis = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char stamp[96];
+  std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<int>(millis));
+  std::string line;
+  line.reserve(message.size() + 64);
+  line.append(stamp).append(" syncwrite-server: ").append(message).push_back('\n');
+  // One write(2): lines from concurrent threads stay whole. A failed write to
+  // stderr has nowhere to be reported.
+  size_t done = 0;
+  while (done < line.size()) {
+    ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace syncwrite::server

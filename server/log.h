@@ -1,0 +1,18 @@
+// Logging for syncwrite-server: one line per event on stderr.
+//
+//   2024-05-01T12:00:00.123Z syncwrite-server: bucket "default" created (1024 vbuckets, ...)
+//
+// Each line is written with one write(2) call, so lines from different threads
+// never interleave. Events worth a line: start (with where it listens), each
+// bucket created, a timeout mode switched, errors, shutdown. Never called per
+// request.
+#pragma once
+
+#include <string_view>
+
+namespace syncwrite::server {
+
+// Writes `message` as one timestamped line to stderr. Thread-safe.
+void logLine(std::string_view message);
+
+}  // namespace syncwrite::server

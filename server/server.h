@@ -1,0 +1,97 @@
+// Server: the syncwrite-server process — buckets, the listening socket, the
+// I/O threads and the orderly shutdown.
+//
+// Threads:
+//  - the caller of run() (main): sets up, waits for a stop request, shuts down;
+//  - kIoThreads I/O threads ("mcbp_io0", ...) running one boost::asio
+//    io_context: accepting, every connection (each on its own strand), the
+//    simulated replicas' timers, and the signal handler;
+//  - the ExecutorPool's NonIO workers ("NonIoPool0", ...) and its timer
+//    thread: the durability timeout tasks of every bucket.
+// A SyncWrite resolves on whichever thread decided it (an I/O thread for an
+// acknowledgement, a NonIO worker for a timeout) and its answer is posted to
+// the connection's strand.
+//
+// Shutdown (SIGINT, SIGTERM or requestStop()): stop accepting; tell every
+// connection to stop reading and to close once everything it read is
+// answered and sent; shut every bucket down (AmbiguousReason::kShutdown —
+// each in-flight SyncWrite is answered SyncWriteAmbiguous); wait for the
+// connections to drain (at most kDrainTimeout, then they are dropped with a
+// log line); stop the I/O threads. run() then returns OK and main exits 0.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+#include "server/connection.h"
+#include "server/dispatcher.h"
+#include "server/options.h"
+#include "server/server_config.h"
+#include "server/server_context.h"
+
+namespace syncwrite::server {
+
+class Server {
+ public:
+  static constexpr size_t kIoThreads = 2;
+  static constexpr std::chrono::seconds kDrainTimeout{10};
+
+  // Creates the executor pool and the buckets of `config`. An error (a bucket
+  // whose chain is not a valid topology) builds nothing.
+  static absl::StatusOr<std::unique_ptr<Server>> create(ServerConfig config);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Listens on `options.host`:`options.port`, writes options.port_file once
+  // listening (to a temporary name, then renamed, so a reader never sees it
+  // partly written), serves until a stop is requested, then shuts down as
+  // the file comment says. Errors (cannot resolve, bind, listen or write the
+  // port file) are returned before serving anything. Call once.
+  absl::Status run(const ServerOptions& options);
+
+  // Asks run() to shut down. Thread-safe; idempotent.
+  void requestStop();
+
+ private:
+  Server();
+  absl::Status listen(const ServerOptions& options);
+  void doAccept();
+  void onAccepted(const boost::system::error_code& error,
+                  std::shared_ptr<boost::asio::ip::tcp::socket> socket);
+  void onConnectionClosed(Connection* connection);
+  void shutdown();
+
+  // Declared first: destroyed last, after everything that posts to it.
+  boost::asio::io_context io_;
+  ServerContext context_;
+  Dispatcher dispatcher_{context_};
+
+  // The acceptor, its retry timer and the signal set live on one strand.
+  boost::asio::strand<boost::asio::io_context::executor_type> accept_strand_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer accept_retry_timer_;
+  boost::asio::signal_set signals_;
+  std::vector<std::thread> io_threads_;
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stop_requested_ = false;                                             // guarded by mutex_
+  std::unordered_map<Connection*, std::weak_ptr<Connection>> connections_;  // guarded by mutex_
+};
+
+}  // namespace syncwrite::server

@@ -1,0 +1,188 @@
+#include "server/server_config.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <absl/strings/str_cat.h>
+
+namespace syncwrite::server {
+
+const std::string_view kDefaultConfigJson = R"({
+  "buckets": {
+    "default": {
+      "replicas": ["replica1"],
+      "simulated_replicas": {"replica1": {"ack_delay_ms": 1}}
+    }
+  }
+})";
+
+namespace {
+
+constexpr size_t kMaxReplicas = 3;
+constexpr uint64_t kMaxAckDelayMs = 60000;
+constexpr size_t kMaxBucketNameLength = 100;
+
+absl::Status invalid(std::string_view where, std::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(std::string(where), ": ", std::string(what)));
+}
+
+// Prefixes a status from the config layer with where the keys came from.
+absl::Status located(std::string_view where, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(std::string(where), ": ", status.message()));
+}
+
+// kv_engine's bucket names: letters, digits and . % _ - (at most 100).
+absl::Status checkBucketName(const std::string& name) {
+  if (name.empty() || name.size() > kMaxBucketNameLength) {
+    return invalid("buckets", absl::StrCat("bucket name '", name, "' must have 1..",
+                                           kMaxBucketNameLength, " characters"));
+  }
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '%' || c == '_' || c == '-';
+    if (!ok) {
+      return invalid("buckets", absl::StrCat("bucket name '", name,
+                                             "' may hold only letters, digits and . % _ -"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> parseReplicas(const std::string& where,
+                                                       const nlohmann::json& value,
+                                                       const std::string& node_name) {
+  if (!value.is_array()) return invalid(where, "\"replicas\" must be an array of node names");
+  if (value.size() > kMaxReplicas) {
+    return invalid(where, absl::StrCat("\"replicas\" has ", value.size(),
+                                       " nodes; a chain has at most ", kMaxReplicas));
+  }
+  std::vector<std::string> replicas;
+  std::set<std::string> seen{node_name};
+  for (const auto& node : value) {
+    if (!node.is_string() || node.get<std::string>().empty()) {
+      return invalid(
+          where, absl::StrCat("\"replicas\" entry ", node.dump(), " is not a non-empty node name"));
+    }
+    const std::string name = node.get<std::string>();
+    if (!seen.insert(name).second) {
+      return invalid(where,
+                     absl::StrCat("\"replicas\" names '", name,
+                                  "' twice (or names this node, node_name '", node_name, "')"));
+    }
+    replicas.push_back(name);
+  }
+  return replicas;
+}
+
+absl::StatusOr<std::vector<SimulatedReplicaSpec>> parseSimulated(
+    const std::string& where, const nlohmann::json& value,
+    const std::vector<std::string>& replicas) {
+  if (!value.is_object()) {
+    return invalid(where, "\"simulated_replicas\" must be an object of node name -> settings");
+  }
+  std::vector<SimulatedReplicaSpec> simulated;
+  for (const auto& [name, settings] : value.items()) {
+    const std::string at = absl::StrCat(where, ".simulated_replicas.", name);
+    if (std::find(replicas.begin(), replicas.end(), name) == replicas.end()) {
+      return invalid(at, "not listed in \"replicas\"");
+    }
+    if (!settings.is_object()) return invalid(at, "must be an object like {\"ack_delay_ms\": 1}");
+    SimulatedReplicaSpec spec{name, std::chrono::milliseconds(0)};
+    for (const auto& [key, v] : settings.items()) {
+      if (key != "ack_delay_ms") {
+        return invalid(at, absl::StrCat("unknown key '", key, "' (expected ack_delay_ms)"));
+      }
+      if (!v.is_number_unsigned() || v.get<uint64_t>() > kMaxAckDelayMs) {
+        return invalid(at, absl::StrCat("ack_delay_ms ", v.dump(),
+                                        " is not an unsigned integer in 0..", kMaxAckDelayMs));
+      }
+      spec.ack_delay = std::chrono::milliseconds(v.get<uint64_t>());
+    }
+    simulated.push_back(std::move(spec));
+  }
+  return simulated;
+}
+
+absl::StatusOr<BucketSpec> parseBucket(const std::string& name, const nlohmann::json& body,
+                                       const std::string& node_name) {
+  if (auto s = checkBucketName(name); !s.ok()) return s;
+  const std::string where = absl::StrCat("buckets.", name);
+  if (!body.is_object()) return invalid(where, "must be an object of bucket keys");
+
+  BucketSpec spec;
+  spec.name = name;
+  nlohmann::json keys = nlohmann::json::object();
+  nlohmann::json simulated = nlohmann::json::object();
+  for (const auto& [key, value] : body.items()) {
+    if (key == "replicas") {
+      auto replicas = parseReplicas(where, value, node_name);
+      if (!replicas.ok()) return replicas.status();
+      spec.replicas = std::move(*replicas);
+    } else if (key == "simulated_replicas") {
+      simulated = value;
+    } else {
+      keys[key] = value;
+    }
+  }
+  auto sims = parseSimulated(where, simulated, spec.replicas);
+  if (!sims.ok()) return sims.status();
+  spec.simulated = std::move(*sims);
+
+  spec.config = std::make_unique<config::Configuration>(config::Scope::kBucket);
+  if (auto s = spec.config->loadJson(keys); !s.ok()) return located(where, s);
+  return spec;
+}
+
+}  // namespace
+
+absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document) {
+  if (!document.is_object()) return invalid("config", "the document must be a JSON object");
+  ServerConfig result;
+  nlohmann::json server_keys = nlohmann::json::object();
+  const nlohmann::json* buckets = nullptr;
+  for (const auto& [key, value] : document.items()) {
+    if (key == "buckets") {
+      buckets = &value;
+    } else {
+      server_keys[key] = value;
+    }
+  }
+  result.server = std::make_unique<config::Configuration>(config::Scope::kServer);
+  if (auto s = result.server->loadJson(server_keys); !s.ok()) return located("config", s);
+
+  if (buckets == nullptr || !buckets->is_object() || buckets->empty()) {
+    return invalid("config", "\"buckets\" must be an object naming at least one bucket");
+  }
+  const std::string node_name = result.server->getString("node_name");
+  if (node_name.empty()) return invalid("config", "node_name must not be empty");
+  for (const auto& [name, body] : buckets->items()) {
+    auto bucket = parseBucket(name, body, node_name);
+    if (!bucket.ok()) return bucket.status();
+    result.buckets.push_back(std::move(*bucket));
+  }
+  return result;
+}
+
+absl::StatusOr<ServerConfig> loadServerConfigText(std::string_view text) {
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // The parser's message names the byte position.
+    return invalid("config", absl::StrCat("malformed JSON: ", e.what()));
+  }
+  return loadServerConfig(document);
+}
+
+absl::StatusOr<ServerConfig> loadServerConfigFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read config file ", path.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto result = loadServerConfigText(text.str());
+  if (!result.ok()) return located(path.string(), result.status());
+  return result;
+}
+
+}  // namespace syncwrite::server

@@ -1,0 +1,70 @@
+// ServerConfig: the configuration file of syncwrite-server, checked and split.
+//
+// The file is one JSON object: server keys at the top level, and "buckets",
+// an object of bucket name → that bucket's keys, plus two structural entries
+// that are not configuration keys:
+//
+//   {"node_name": "active",
+//    "buckets": {"default": {"durability_timeout_mode": "polling",
+//                            "replicas": ["replica1", "replica2"],
+//                            "simulated_replicas": {"replica1": {"ack_delay_ms": 1}}}}}
+//
+//  - "replicas": the replica nodes of every vbucket's chain (up to 3), after
+//    this node (node_name), which is always the active;
+//  - "simulated_replicas": those of them the server acknowledges for itself,
+//    each ack_delay_ms (0..60000) after a prepare. A replica listed but not
+//    simulated must acknowledge over DCP; one that never does makes every
+//    SyncWrite time out.
+// Everything else goes to config::Configuration (server scope for the top
+// level, bucket scope per bucket), so unknown keys and bad values are refused
+// with the config layer's own message, prefixed with where they were.
+//
+// Loading is all-or-nothing: any error returns a status and builds nothing.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <absl/status/statusor.h>
+#include <nlohmann/json.hpp>
+
+#include "config/configuration.h"
+
+namespace syncwrite::server {
+
+struct SimulatedReplicaSpec {
+  std::string name;
+  std::chrono::milliseconds ack_delay{0};
+};
+
+struct BucketSpec {
+  std::string name;
+  std::unique_ptr<config::Configuration> config;  // bucket scope
+  std::vector<std::string> replicas;              // in chain order
+  std::vector<SimulatedReplicaSpec> simulated;    // a subset of replicas
+};
+
+struct ServerConfig {
+  std::unique_ptr<config::Configuration> server;  // server scope
+  std::vector<BucketSpec> buckets;                // in name order
+};
+
+// The configuration used without --config: one bucket "default" with every
+// key at its default (1024 vbuckets, event-driven) and one replica,
+// "replica1", simulated with a 1 ms ack delay.
+extern const std::string_view kDefaultConfigJson;
+
+// Checks and splits a parsed document (see the file comment).
+absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document);
+// As above from text; InvalidArgument with the parser's message (and byte
+// position) for malformed JSON.
+absl::StatusOr<ServerConfig> loadServerConfigText(std::string_view text);
+// As above from a file; NotFound naming the path when it cannot be read.
+// Errors are prefixed with the path.
+absl::StatusOr<ServerConfig> loadServerConfigFile(const std::filesystem::path& path);
+
+}  // namespace syncwrite::server

@@ -1,0 +1,53 @@
+// ServerContext: what every connection of syncwrite-server shares — the
+// server configuration, the executor pool, the buckets, and the counters of
+// the general stats.
+//
+// Built once at start-up (server.cc) and read-only afterwards except for the
+// atomic counters; buckets are neither added nor removed while serving, so
+// findBucket() takes no lock.
+//
+// Lifetime: outlives every connection; the pool outlives the buckets
+// (members are destroyed in reverse order).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "config/configuration.h"
+#include "executor/executor_pool.h"
+#include "server/bucket.h"
+
+namespace syncwrite::server {
+
+// The server's version, answered to VERSION and in the general stats.
+inline constexpr std::string_view kServerVersion = "syncwrite-server 0.1.0";
+
+struct ServerContext {
+  std::unique_ptr<config::Configuration> server_config;
+  std::string node_name;
+  size_t max_connections = 0;
+  size_t max_packet_size = 0;
+  size_t io_threads = 0;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+
+  std::unique_ptr<executor::ExecutorPool> pool;
+  std::map<std::string, std::unique_ptr<Bucket>, std::less<>> buckets;
+
+  std::atomic<uint64_t> connections{0};           // open now
+  std::atomic<uint64_t> total_connections{0};     // accepted since start
+  std::atomic<uint64_t> rejected_connections{0};  // closed on accept (max_connections)
+
+  // The bucket named `name`, or null.
+  Bucket* findBucket(std::string_view name) const {
+    auto it = buckets.find(name);
+    return it == buckets.end() ? nullptr : it->second.get();
+  }
+};
+
+}  // namespace syncwrite::server

@@ -1,0 +1,113 @@
+#include "server/stats.h"
+
+#include <unistd.h>
+
+#include <absl/strings/str_cat.h>
+
+#include "durability/timeout_mode.h"
+
+namespace syncwrite::server {
+namespace {
+
+std::string text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+StatList generalStats(const ServerContext& context) {
+  const auto uptime = std::chrono::duration_cast<std::chrono::seconds>(
+      std::chrono::steady_clock::now() - context.started);
+  return {
+      {"pid", absl::StrCat(::getpid())},
+      {"uptime", absl::StrCat(uptime.count())},
+      {"version", std::string(kServerVersion)},
+      {"node_name", context.node_name},
+      {"buckets", absl::StrCat(context.buckets.size())},
+      {"connections", absl::StrCat(context.connections.load(std::memory_order_relaxed))},
+      {"total_connections",
+       absl::StrCat(context.total_connections.load(std::memory_order_relaxed))},
+      {"rejected_connections",
+       absl::StrCat(context.rejected_connections.load(std::memory_order_relaxed))},
+      {"io_threads", absl::StrCat(context.io_threads)},
+      {"executor_nonio_threads",
+       absl::StrCat(context.pool->numThreads(executor::TaskGroup::kNonIO))},
+  };
+}
+
+StatList durabilityStats(const Bucket& bucket) {
+  const nlohmann::json json = durabilityStatsJson(bucket.durability().stats());
+  StatList stats;
+  for (const auto& [name, value] : json.items()) stats.emplace_back(name, text(value));
+  stats.emplace_back("durability_json", json.dump());
+  return stats;
+}
+
+StatList configStats(const Bucket& bucket) {
+  StatList stats;
+  const nlohmann::json values = bucket.config().toJson();
+  for (const auto& [key, value] : values.items()) {
+    stats.emplace_back(key, text(value));
+  }
+  return stats;
+}
+
+StatList taskStats(const ServerContext& context) {
+  uint64_t runs_total = 0;
+  uint64_t tasks_total = 0;
+  StatList per_bucket;
+  for (const auto& [name, bucket] : context.buckets) {
+    const durability::DurabilityStats s = bucket->durability().stats();
+    runs_total += s.timeout_task_runs;
+    tasks_total += s.timeout_tasks;
+    per_bucket.emplace_back(absl::StrCat(name, ":timeout_task_runs"),
+                            absl::StrCat(s.timeout_task_runs));
+    per_bucket.emplace_back(absl::StrCat(name, ":timeout_tasks"), absl::StrCat(s.timeout_tasks));
+    per_bucket.emplace_back(absl::StrCat(name, ":timeout_mode"),
+                            std::string(durability::toString(s.mode)));
+    per_bucket.emplace_back(absl::StrCat(name, ":polling_passes"), absl::StrCat(s.polling_passes));
+  }
+  StatList stats{
+      {"timeout_task_runs_total", absl::StrCat(runs_total)},
+      {"timeout_tasks_total", absl::StrCat(tasks_total)},
+      {"executor_nonio_threads",
+       absl::StrCat(context.pool->numThreads(executor::TaskGroup::kNonIO))},
+  };
+  stats.insert(stats.end(), per_bucket.begin(), per_bucket.end());
+  return stats;
+}
+
+}  // namespace
+
+nlohmann::json durabilityStatsJson(const durability::DurabilityStats& s) {
+  // nlohmann's object keeps keys sorted; the STAT answer follows that order.
+  return nlohmann::json{
+      {"durability_mode", std::string(durability::toString(s.mode))},
+      {"sync_writes_in_flight", s.in_flight},
+      {"sync_writes_committed", s.committed},
+      {"sync_writes_aborted_timeout", s.aborted_timeout},
+      {"sync_writes_ambiguous_other", s.ambiguous_other},
+      {"plain_writes", s.plain_writes},
+      {"writes_refused", s.refused},
+      {"timeout_task_runs", s.timeout_task_runs},
+      {"timeout_rearms", s.timeout_rearms},
+      {"timeout_mode_switches", s.mode_switches},
+      {"timeout_tasks", s.timeout_tasks},
+      {"polling_passes", s.polling_passes},
+  };
+}
+
+absl::StatusOr<StatList> collectStats(const ServerContext& context, Bucket* selected,
+                                      std::string_view group) {
+  if (group.empty()) return generalStats(context);
+  if (group == "tasks") return taskStats(context);
+  if (group == "durability" || group == "config") {
+    if (selected == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("STAT ", std::string(group), " needs a bucket: send SELECT_BUCKET first"));
+    }
+    return group == "durability" ? durabilityStats(*selected) : configStats(*selected);
+  }
+  return absl::NotFoundError(absl::StrCat("unknown stat group '", std::string(group),
+                                          "' (known: \"\", durability, config, tasks)"));
+}
+
+}  // namespace syncwrite::server

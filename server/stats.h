@@ -1,0 +1,47 @@
+// Stats: the STAT groups syncwrite-server answers, as (name, value) pairs.
+//
+//   ""           general: pid, uptime (s), version, node_name, buckets,
+//                connections (open now), total_connections,
+//                rejected_connections, io_threads, executor_nonio_threads.
+//   "durability" the selected bucket's BucketDurability::stats():
+//                durability_mode, sync_writes_in_flight, sync_writes_committed,
+//                sync_writes_aborted_timeout, sync_writes_ambiguous_other,
+//                plain_writes, writes_refused, timeout_task_runs,
+//                timeout_rearms, timeout_mode_switches, timeout_tasks,
+//                polling_passes; and durability_json, the same as one JSON
+//                object (numbers as numbers).
+//   "config"     every key of the selected bucket with its current value.
+//   "tasks"      needs no selected bucket (the idle-CPU harness reads it on a
+//                bare connection): timeout_task_runs_total,
+//                timeout_tasks_total, executor_nonio_threads, and per bucket
+//                <bucket>:timeout_task_runs, <bucket>:timeout_tasks,
+//                <bucket>:timeout_mode, <bucket>:polling_passes.
+// The names are an interface: the idle-CPU harness and operators' scripts
+// read them, so they are kept stable.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <absl/status/statusor.h>
+#include <nlohmann/json.hpp>
+
+#include "durability/bucket_durability.h"
+#include "server/bucket.h"
+#include "server/server_context.h"
+
+namespace syncwrite::server {
+
+using StatList = std::vector<std::pair<std::string, std::string>>;
+
+// The stats of `group`. NotFound for an unknown group; FailedPrecondition
+// ("no bucket selected") for "durability" or "config" with `selected` null.
+absl::StatusOr<StatList> collectStats(const ServerContext& context, Bucket* selected,
+                                      std::string_view group);
+
+// One bucket's durability stats as a JSON object (the durability_json stat).
+nlohmann::json durabilityStatsJson(const durability::DurabilityStats& stats);
+
+}  // namespace syncwrite::server
