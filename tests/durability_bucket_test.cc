@@ -1,0 +1,324 @@
+// BucketDurability: SyncWrites through a real executor, in both timeout
+// modes, with time driven by a manual clock (checkTimeoutsNow() makes the
+// tasks look; nothing sleeps for a deadline).
+#include "durability/bucket_durability.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "clock/manual_clock.h"
+#include "tests/durability_test_support.h"
+
+namespace syncwrite::durability {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::eventually;
+using testing::Recorder;
+using vbucket::VBucketState;
+
+constexpr size_t kVBuckets = 4;
+
+std::string modeName(TimeoutMode mode) { return std::string(toString(mode)); }
+
+class BucketDurabilityTest : public ::testing::TestWithParam<TimeoutMode> {
+ protected:
+  BucketDurabilityTest() {
+    EXPECT_TRUE(config_
+                    .loadJson({{"max_vbuckets", kVBuckets},
+                               {"durability_timeout_mode", modeName(GetParam())}})
+                    .ok());
+    map_ = std::make_unique<vbucket::VBucketMap>(config_, VBucketState::kActive);
+    bucket_ = std::make_unique<BucketDurability>("test", config_, *map_, pool_,
+                                                 testing::chainOf({"replica1"}),
+                                                 clock::ClockRef::of(clock_));
+  }
+  ~BucketDurabilityTest() override { bucket_.reset(); }
+
+  WriteResult write(Vbid vb, std::string key, std::optional<Timeout> timeout = std::nullopt,
+                    Level level = Level::kMajority) {
+    WriteRequest request{WriteOp::kSet, key, "v", 1,
+                         Requirements{level, timeout.value_or(Timeout::bucketDefault())}};
+    return bucket_->write(vb, std::move(request), recorder_.completion(key));
+  }
+  WriteResult writePlain(Vbid vb, std::string key) {
+    return bucket_->write(vb, WriteRequest{WriteOp::kSet, key, "v", 1, std::nullopt},
+                          recorder_.completion(key));
+  }
+
+  // Makes the current mode look for expired writes and waits until it has
+  // looked at least once after this call.
+  void checkTimeouts() {
+    const DurabilityStats before = bucket_->stats();
+    if (bucket_->mode() == TimeoutMode::kPolling) {
+      // A pass under way may have read the clock before it moved. The pass
+      // asked for after one has ended started after this call.
+      bucket_->checkTimeoutsNow();
+      ASSERT_TRUE(eventually(
+          [&] { return bucket_->stats().polling_passes >= before.polling_passes + 1; }));
+      bucket_->checkTimeoutsNow();
+      ASSERT_TRUE(eventually(
+          [&] { return bucket_->stats().polling_passes >= before.polling_passes + 2; }));
+      return;
+    }
+    size_t armed = 0;
+    for (Vbid vb = 0; vb < kVBuckets; ++vb) armed += bucket_->inFlight(vb) > 0 ? 1 : 0;
+    bucket_->checkTimeoutsNow();
+    ASSERT_TRUE(eventually(
+        [&] { return bucket_->stats().timeout_task_runs >= before.timeout_task_runs + armed; }));
+  }
+
+  void setMode(TimeoutMode mode) {
+    ASSERT_TRUE(config_.setFromText("durability_timeout_mode", modeName(mode)).ok());
+    ASSERT_EQ(bucket_->mode(), mode);
+  }
+
+  clock::ManualClock clock_;
+  executor::ExecutorPool pool_{2};
+  config::Configuration config_{config::Scope::kBucket};
+  std::unique_ptr<vbucket::VBucketMap> map_;
+  Recorder recorder_;
+  std::unique_ptr<BucketDurability> bucket_;
+};
+
+INSTANTIATE_TEST_SUITE_P(BothModes, BucketDurabilityTest,
+                         ::testing::Values(TimeoutMode::kEventDriven, TimeoutMode::kPolling),
+                         [](const auto& info) {
+                           return info.param == TimeoutMode::kPolling ? "Polling" : "EventDriven";
+                         });
+
+TEST_P(BucketDurabilityTest, StartsInTheConfiguredMode) {
+  EXPECT_EQ(bucket_->mode(), GetParam());
+  EXPECT_EQ(bucket_->stats().timeout_tasks, GetParam() == TimeoutMode::kPolling ? 1u : kVBuckets);
+}
+
+TEST_P(BucketDurabilityTest, MajorityWriteCommitsWhenTheReplicaAcks) {
+  const WriteResult r = write(1, "k");
+  ASSERT_EQ(r.status, WriteStatus::kPending);
+  EXPECT_TRUE(bucket_->seqnoAcknowledged(1, "replica1", r.seqno));
+  ASSERT_EQ(recorder_.size(), 1u) << "an ack completes on the acking thread";
+  EXPECT_TRUE(recorder_.entries()[0].resolution.committed);
+  EXPECT_NE(map_->at(1).hashTable().find("k"), nullptr);
+  EXPECT_FALSE(bucket_->seqnoAcknowledged(1, "nobody", r.seqno));
+  EXPECT_FALSE(bucket_->seqnoAcknowledged(99, "replica1", r.seqno));
+}
+
+TEST_P(BucketDurabilityTest, PersistenceLevelsWaitForLocalPersistence) {
+  const WriteResult r = write(0, "k", std::nullopt, Level::kMajorityAndPersistOnMaster);
+  bucket_->seqnoAcknowledged(0, "replica1", r.seqno);
+  EXPECT_EQ(recorder_.size(), 0u);
+  bucket_->notifyLocalPersistence(0, r.seqno);
+  EXPECT_EQ(recorder_.size(), 1u);
+}
+
+TEST_P(BucketDurabilityTest, AWriteTimesOutOnlyOnceItsDeadlineHasPassed) {
+  ASSERT_EQ(write(2, "k", Timeout::fromMillis(100)).status, WriteStatus::kPending);
+  clock_.advance(100ms);
+  checkTimeouts();
+  EXPECT_EQ(recorder_.size(), 0u) << "aborted early";
+  EXPECT_EQ(bucket_->inFlight(2), 1u);
+
+  clock_.advance(1ms);
+  bucket_->checkTimeoutsNow();
+  ASSERT_TRUE(recorder_.waitFor(1));
+  const Resolution res = recorder_.entries()[0].resolution;
+  EXPECT_FALSE(res.committed);
+  EXPECT_EQ(res.reason, AmbiguousReason::kTimeout);
+  EXPECT_EQ(res.vbid, 2);
+  EXPECT_EQ(bucket_->stats().aborted_timeout, 1u);
+}
+
+TEST_P(BucketDurabilityTest, InfiniteTimeoutNeverExpires) {
+  write(0, "k", Timeout::infinite());
+  clock_.advance(std::chrono::hours(1000));
+  checkTimeouts();
+  EXPECT_EQ(recorder_.size(), 0u);
+}
+
+TEST_P(BucketDurabilityTest, DefaultTimeoutAndMinLevelFollowTheConfig) {
+  ASSERT_TRUE(config_.setFromText("durability_default_timeout", "50").ok());
+  const auto now = clock_.now();
+  write(0, "k");
+  EXPECT_EQ(bucket_->headDeadline(0), now + 50ms);
+
+  EXPECT_EQ(writePlain(1, "plain").status, WriteStatus::kCommitted);
+  ASSERT_TRUE(config_.setFromText("durability_min_level", "majority").ok());
+  EXPECT_EQ(writePlain(1, "upgraded").status, WriteStatus::kPending);
+}
+
+TEST_P(BucketDurabilityTest, LeavingActiveAnswersEveryWriteAmbiguous) {
+  write(3, "a");
+  write(3, "b");
+  write(0, "other");
+  map_->at(3).setState(VBucketState::kReplica);
+  ASSERT_EQ(recorder_.size(), 2u) << "answered on the thread that changed the state";
+  for (const auto& e : recorder_.entries()) {
+    EXPECT_EQ(e.resolution.reason, AmbiguousReason::kLeftActive);
+    EXPECT_EQ(e.resolution.vbid, 3);
+  }
+  EXPECT_EQ(write(3, "c").status, WriteStatus::kNotActive);
+  EXPECT_EQ(bucket_->inFlight(0), 1u) << "other vbuckets are untouched";
+
+  map_->at(3).setState(VBucketState::kActive);
+  EXPECT_EQ(write(3, "a").status, WriteStatus::kPending);
+}
+
+TEST_P(BucketDurabilityTest, DeletingTheBucketAnswersEveryWriteAmbiguous) {
+  write(0, "a");
+  write(1, "b");
+  bucket_.reset();
+  ASSERT_EQ(recorder_.size(), 2u);
+  for (const auto& e : recorder_.entries()) {
+    EXPECT_EQ(e.resolution.reason, AmbiguousReason::kBucketDeleted);
+  }
+}
+
+TEST_P(BucketDurabilityTest, ShutdownAnswersAmbiguousStopsTasksAndRefusesLaterWrites) {
+  write(0, "a");
+  bucket_->shutdown(AmbiguousReason::kShutdown);
+  ASSERT_EQ(recorder_.size(), 1u);
+  EXPECT_EQ(recorder_.entries()[0].resolution.reason, AmbiguousReason::kShutdown);
+  EXPECT_EQ(write(0, "b").status, WriteStatus::kNotActive);
+  EXPECT_EQ(writePlain(0, "c").status, WriteStatus::kNotActive);
+  EXPECT_EQ(bucket_->stats().timeout_tasks, 0u);
+  bucket_->shutdown(AmbiguousReason::kShutdown);  // idempotent
+  bucket_.reset();
+  EXPECT_EQ(recorder_.size(), 1u) << "nothing answered twice";
+}
+
+TEST_P(BucketDurabilityTest, SwitchingModeWithWritesInFlightKeepsEveryDeadline) {
+  const TimeoutMode other =
+      GetParam() == TimeoutMode::kPolling ? TimeoutMode::kEventDriven : TimeoutMode::kPolling;
+  write(0, "first", Timeout::fromMillis(100));
+  write(1, "second", Timeout::fromMillis(300));
+  write(1, "third", Timeout::fromMillis(200));  // behind "second": waits for it
+
+  setMode(other);
+  EXPECT_EQ(bucket_->stats().mode_switches, 1u);
+  clock_.advance(100ms);
+  checkTimeouts();
+  EXPECT_EQ(recorder_.size(), 0u) << "none aborted early";
+
+  clock_.advance(50ms);
+  bucket_->checkTimeoutsNow();
+  ASSERT_TRUE(recorder_.waitFor(1));
+  EXPECT_EQ(recorder_.entries()[0].tag, "first");
+
+  setMode(GetParam());  // and back, with writes still in flight
+  clock_.advance(151ms);  // 301 ms
+  bucket_->checkTimeoutsNow();
+  ASSERT_TRUE(recorder_.waitFor(3));
+  EXPECT_EQ(recorder_.entries()[1].tag, "second");
+  EXPECT_EQ(recorder_.entries()[2].tag, "third");
+
+  checkTimeouts();
+  EXPECT_EQ(recorder_.size(), 3u) << "none answered twice";
+  EXPECT_EQ(bucket_->stats().aborted_timeout, 3u);
+}
+
+TEST_P(BucketDurabilityTest, TheRightTasksExistAcrossModeAndStateChanges) {
+  setMode(TimeoutMode::kEventDriven);
+  EXPECT_EQ(bucket_->stats().timeout_tasks, kVBuckets);
+  map_->at(2).setState(VBucketState::kReplica);
+  EXPECT_EQ(bucket_->stats().timeout_tasks, kVBuckets - 1) << "no timer for a replica";
+  setMode(TimeoutMode::kPolling);
+  EXPECT_EQ(bucket_->stats().timeout_tasks, 1u);
+  map_->at(2).setState(VBucketState::kActive);
+  EXPECT_EQ(bucket_->stats().timeout_tasks, 1u) << "polling adds no per-vbucket task";
+  setMode(TimeoutMode::kEventDriven);
+  EXPECT_EQ(bucket_->stats().timeout_tasks, kVBuckets);
+  EXPECT_EQ(bucket_->pollingInterval(), clock::Duration::max());
+}
+
+TEST_P(BucketDurabilityTest, AWriteSatisfiedWhenAddedCompletesOnAPoolThread) {
+  bucket_->setTopology(testing::chainOf({}));
+  const WriteResult r = write(0, "k");
+  ASSERT_EQ(r.status, WriteStatus::kPending);
+  ASSERT_TRUE(recorder_.waitFor(1));
+  EXPECT_TRUE(recorder_.entries()[0].resolution.committed);
+  EXPECT_NE(recorder_.entries()[0].thread, std::this_thread::get_id())
+      << "never called from inside the call that added it";
+}
+
+TEST_P(BucketDurabilityTest, ANewTopologyCommitsWhatItSatisfies) {
+  write(0, "k");
+  EXPECT_EQ(recorder_.size(), 0u);
+  bucket_->setTopology(testing::chainOf({}));
+  EXPECT_EQ(recorder_.size(), 1u);
+  EXPECT_EQ(bucket_->topology().chains()[0].replicas.size(), 0u);
+}
+
+// Event-driven only.
+class EventDrivenTest : public BucketDurabilityTest {};
+INSTANTIATE_TEST_SUITE_P(EventDriven, EventDrivenTest,
+                         ::testing::Values(TimeoutMode::kEventDriven));
+
+TEST_P(EventDrivenTest, TheTimerIsArmedToTheOldestWritesDeadline) {
+  const auto t0 = clock_.now();
+  EXPECT_EQ(bucket_->armedDeadline(0), clock::kNever);
+  const WriteResult a = write(0, "a", Timeout::fromMillis(100));
+  const WriteResult b = write(0, "b", Timeout::fromMillis(50));
+  EXPECT_EQ(bucket_->armedDeadline(0), t0 + 100ms);
+  bucket_->seqnoAcknowledged(0, "replica1", a.seqno);
+  EXPECT_EQ(bucket_->armedDeadline(0), t0 + 50ms) << "re-armed when the head changed";
+  bucket_->seqnoAcknowledged(0, "replica1", b.seqno);
+  EXPECT_EQ(bucket_->armedDeadline(0), clock::kNever) << "asleep forever when idle";
+  EXPECT_GE(bucket_->stats().timeout_rearms, 3u);
+}
+
+TEST_P(EventDrivenTest, AnIdleBucketRunsNoTimeoutTask) {
+  // Writes that commit before their deadline arm and disarm the timer but
+  // never run it.
+  for (int i = 0; i < 10; ++i) {
+    const WriteResult r = write(static_cast<Vbid>(i % kVBuckets), "k" + std::to_string(i));
+    bucket_->seqnoAcknowledged(static_cast<Vbid>(i % kVBuckets), "replica1", r.seqno);
+  }
+  // A probe queued behind anything due: once it has run, any timeout task
+  // that was due has run too.
+  std::atomic<bool> probed{false};
+  struct Probe : executor::Task {
+    Probe(executor::Taskable& o, std::atomic<bool>& f) : Task(o, "probe"), flag(f) {}
+    bool run() override {
+      flag.store(true);
+      return false;
+    }
+    std::atomic<bool>& flag;
+  };
+  executor::NullTaskable owner;
+  pool_.schedule(std::make_shared<Probe>(owner, probed));
+  ASSERT_TRUE(eventually([&] { return probed.load(); }));
+  EXPECT_EQ(bucket_->stats().timeout_task_runs, 0u);
+  EXPECT_EQ(recorder_.size(), 10u);
+  pool_.unregisterTaskable(owner);
+}
+
+// Polling only.
+class PollingTest : public BucketDurabilityTest {};
+INSTANTIATE_TEST_SUITE_P(Polling, PollingTest, ::testing::Values(TimeoutMode::kPolling));
+
+TEST_P(PollingTest, AnIntervalChangeTakesEffectAtOnce) {
+  EXPECT_EQ(bucket_->pollingInterval(), 25ms);
+  ASSERT_TRUE(config_.setFromText("durability_timeout_task_interval", "60000").ok());
+  EXPECT_EQ(bucket_->pollingInterval(), 60000ms);
+  // With a minute between passes, passes now come only when asked for...
+  checkTimeouts();
+  // ...and a short interval brings them back without asking.
+  ASSERT_TRUE(config_.setFromText("durability_timeout_task_interval", "1").ok());
+  const uint64_t passes = bucket_->stats().polling_passes;
+  EXPECT_TRUE(eventually([&] { return bucket_->stats().polling_passes >= passes + 5; }));
+}
+
+TEST_P(PollingTest, AMaxVisitDurationChangeIsAccepted) {
+  ASSERT_TRUE(config_.setFromText("max_vbucket_visit_duration", "1").ok());
+  write(0, "k", Timeout::fromMillis(10));
+  clock_.advance(11ms);
+  bucket_->checkTimeoutsNow();
+  EXPECT_TRUE(recorder_.waitFor(1));
+}
+
+}  // namespace
+}  // namespace syncwrite::durability
