@@ -1,0 +1,206 @@
+// Integration tests: SyncWrites through the real syncwrite-server over TCP —
+// committed by a simulated replica or by a replica acking over DCP, answered
+// ambiguous at their deadline (both timeout modes), across a live mode switch,
+// and when their vbucket leaves active.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "server/protocol/request_encoder.h"
+#include "tests/server_test_support.h"
+
+namespace syncwrite::server {
+namespace {
+
+using protocol::DurabilitySpec;
+using protocol::MutationOptions;
+using protocol::Opcode;
+using protocol::Status;
+using testing::eventually;
+using testing::ServerProcess;
+using testing::silentReplicaConfig;
+using testing::statValue;
+
+MutationOptions durable(std::optional<uint16_t> timeout_ms = std::nullopt) {
+  MutationOptions options;
+  options.durability = DurabilitySpec{durability::Level::kMajority, timeout_ms};
+  return options;
+}
+
+// Sends `count` durable SETs of distinct keys to `vbucket` in one batch;
+// returns their opaques in order.
+std::vector<uint32_t> pipelineDurableSets(protocol::Client& client, uint16_t vbucket, int count,
+                                          std::optional<uint16_t> timeout_ms) {
+  std::string batch;
+  std::vector<uint32_t> opaques;
+  for (int i = 0; i < count; ++i) {
+    const uint32_t opaque = client.nextOpaque();
+    opaques.push_back(opaque);
+    protocol::appendStore(batch, Opcode::kSet, opaque, vbucket, "key" + std::to_string(i), "v",
+                          durable(timeout_ms));
+  }
+  EXPECT_TRUE(client.sendRaw(batch).ok());
+  return opaques;
+}
+
+TEST(ServerDurability, CommitsThroughTheSimulatedReplicaOfTheDefaultConfig) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start());  // the embedded default: replica1 simulated, 1 ms
+  auto client = server.connect();
+
+  auto set = client.set(7, "hello", "world", durable());
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->status, Status::kSuccess) << set->errorContext();
+  EXPECT_NE(set->cas, 0u);
+
+  auto get = client.get(7, "hello");
+  ASSERT_TRUE(get.ok());
+  EXPECT_EQ(get->status, Status::kSuccess);
+  EXPECT_EQ(get->value, "world");
+  EXPECT_EQ(get->cas, set->cas);
+
+  EXPECT_EQ(statValue(client, "durability", "sync_writes_committed"), 1);
+  EXPECT_EQ(statValue(client, "durability", "sync_writes_in_flight"), 0);
+}
+
+TEST(ServerDurability, CommitsWhenAnExternalReplicaAcksOverDcp) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
+  auto writer = server.connect();
+  auto replica = server.connect();
+  auto observer = server.connect();
+
+  // Acking is refused before DCP_OPEN, and DCP_OPEN only for a replica.
+  ASSERT_TRUE(replica.seqnoAck(3, 1).ok());
+  auto refused = replica.readResponse();
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, Status::kEinval);
+  auto stranger = replica.dcpOpen("nobody");
+  ASSERT_TRUE(stranger.ok());
+  EXPECT_EQ(stranger->status, Status::kEinval);
+  auto opened = replica.dcpOpen("replica1");
+  ASSERT_TRUE(opened.ok());
+  ASSERT_EQ(opened->status, Status::kSuccess);
+
+  const auto opaques = pipelineDurableSets(writer, 3, 1, std::nullopt);
+  ASSERT_TRUE(
+      eventually([&] { return statValue(observer, "durability", "sync_writes_in_flight") == 1; }));
+
+  // Seqnos of a vbucket start at 1: the prepare is seqno 1.
+  ASSERT_TRUE(replica.seqnoAck(3, 1).ok());
+  auto answer = writer.readResponse();
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->opaque, opaques[0]);
+  EXPECT_EQ(answer->status, Status::kSuccess) << answer->errorContext();
+
+  // Acks for a vbucket that is not active answer NotMyVbucket (and only then).
+  ASSERT_TRUE(writer.setVbucketState(4, protocol::VbucketState::kReplica).ok());
+  ASSERT_TRUE(replica.seqnoAck(4, 1).ok());
+  auto not_mine = replica.readResponse();
+  ASSERT_TRUE(not_mine.ok());
+  EXPECT_EQ(not_mine->status, Status::kNotMyVbucket);
+  EXPECT_EQ(statValue(observer, "durability", "sync_writes_committed"), 1);
+}
+
+class ServerTimeoutTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ServerTimeoutTest, AnswersAmbiguousAfterTheRequestedTimeoutWithASilentReplica) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(silentReplicaConfig(GetParam())));
+  auto client = server.connect();
+
+  auto set = client.set(1, "k", "v", durable(100));
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->status, Status::kSyncWriteAmbiguous);
+  EXPECT_NE(set->errorContext().find("timeout"), std::string::npos) << set->errorContext();
+
+  auto get = client.get(1, "k");  // aborted: never visible
+  ASSERT_TRUE(get.ok());
+  EXPECT_EQ(get->status, Status::kKeyNotFound);
+  EXPECT_EQ(statValue(client, "durability", "sync_writes_aborted_timeout"), 1);
+  auto mode = client.stats("durability");
+  ASSERT_TRUE(mode.ok());
+  EXPECT_EQ(mode->find("durability_mode"), GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(BothModes, ServerTimeoutTest,
+                         ::testing::Values("event-driven", "polling"));
+
+TEST(ServerDurability, SetParamSwitchesTheModeWhileWritesAreInFlight) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
+  auto writer = server.connect();
+  auto admin = server.connect();
+
+  constexpr int kWrites = 40;
+  const auto opaques = pipelineDurableSets(writer, 9, kWrites, 300);
+  ASSERT_TRUE(eventually(
+      [&] { return statValue(admin, "durability", "sync_writes_in_flight") == kWrites; }));
+  for (const char* mode : {"polling", "event-driven", "polling"}) {
+    auto switched = admin.setParam(protocol::ParamType::kFlush, "durability_timeout_mode", mode);
+    ASSERT_TRUE(switched.ok());
+    EXPECT_EQ(switched->status, Status::kSuccess) << switched->errorContext();
+  }
+
+  // Each write answered exactly once, in request order, at its deadline.
+  for (int i = 0; i < kWrites; ++i) {
+    auto answer = writer.readResponse();
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    EXPECT_EQ(answer->opaque, opaques[i]);
+    EXPECT_EQ(answer->status, Status::kSyncWriteAmbiguous);
+  }
+  auto noop = writer.noop();  // nothing else was queued before it
+  ASSERT_TRUE(noop.ok());
+  EXPECT_TRUE(writer.takeStrayResponses().empty());
+  EXPECT_EQ(statValue(admin, "durability", "sync_writes_aborted_timeout"), kWrites);
+  EXPECT_EQ(statValue(admin, "durability", "timeout_mode_switches"), 3);
+  EXPECT_NE(server.stderrText().find("durability_timeout_mode switched to polling"),
+            std::string::npos);
+
+  // A refused change answers Einval with the config layer's message.
+  auto refused = admin.setParam(protocol::ParamType::kConfig, "durability_timeout_mode", "lazy");
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, Status::kEinval);
+  EXPECT_NE(refused->errorContext().find("durability_timeout_mode"), std::string::npos);
+  auto mode = admin.stats("tasks");
+  ASSERT_TRUE(mode.ok());
+  EXPECT_EQ(mode->find("default:timeout_mode"), "polling");
+}
+
+TEST(ServerDurability, SetVbucketToReplicaAnswersItsInFlightWritesAmbiguous) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
+  auto writer = server.connect();
+  auto admin = server.connect();
+
+  const auto opaques = pipelineDurableSets(writer, 5, 3, 60000);
+  ASSERT_TRUE(
+      eventually([&] { return statValue(admin, "durability", "sync_writes_in_flight") == 3; }));
+  auto changed = admin.setVbucketState(5, protocol::VbucketState::kReplica);
+  ASSERT_TRUE(changed.ok());
+  ASSERT_EQ(changed->status, Status::kSuccess);
+
+  for (uint32_t opaque : opaques) {
+    auto answer = writer.readResponse();
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    EXPECT_EQ(answer->opaque, opaque);
+    EXPECT_EQ(answer->status, Status::kSyncWriteAmbiguous);
+    EXPECT_NE(answer->errorContext().find("left_active"), std::string::npos);
+  }
+  auto refused = writer.set(5, "k", "v");
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, Status::kNotMyVbucket);
+  auto get = writer.get(5, "k");
+  ASSERT_TRUE(get.ok());
+  EXPECT_EQ(get->status, Status::kNotMyVbucket);
+
+  ASSERT_TRUE(admin.setVbucketState(5, protocol::VbucketState::kActive).ok());
+  auto plain = writer.set(5, "k", "v");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->status, Status::kSuccess);
+  EXPECT_EQ(statValue(admin, "durability", "sync_writes_ambiguous_other"), 3);
+}
+
+}  // namespace
+}  // namespace syncwrite::server

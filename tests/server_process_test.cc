@@ -1,0 +1,200 @@
+// Integration tests: syncwrite-server as a process — start-up errors, orderly
+// shutdown with SyncWrites in flight, bad input on one connection while
+// another keeps working, commands without a bucket, max_connections.
+#include <signal.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "server/protocol/frame_info.h"
+#include "server/protocol/request_encoder.h"
+#include "tests/server_test_support.h"
+
+namespace syncwrite::server {
+namespace {
+
+using protocol::Opcode;
+using protocol::Status;
+using testing::eventually;
+using testing::ServerProcess;
+using testing::silentReplicaConfig;
+using testing::statValue;
+
+TEST(ServerProcess, SigtermAnswersEveryInFlightSyncWriteAndExitsZero) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
+  auto writer = server.connect();
+  auto observer = server.connect();
+
+  constexpr int kWrites = 10;
+  std::string batch;
+  std::vector<uint32_t> opaques;
+  protocol::MutationOptions options;
+  options.durability = protocol::DurabilitySpec{durability::Level::kMajority, 60000};
+  for (int i = 0; i < kWrites; ++i) {
+    opaques.push_back(writer.nextOpaque());
+    protocol::appendStore(batch, Opcode::kSet, opaques.back(), static_cast<uint16_t>(i), "key", "v",
+                          options);
+  }
+  ASSERT_TRUE(writer.sendRaw(batch).ok());
+  ASSERT_TRUE(eventually(
+      [&] { return statValue(observer, "durability", "sync_writes_in_flight") == kWrites; }));
+
+  server.signal(SIGTERM);
+  for (uint32_t opaque : opaques) {
+    auto answer = writer.readResponse();
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    EXPECT_EQ(answer->opaque, opaque);
+    EXPECT_EQ(answer->status, Status::kSyncWriteAmbiguous);
+    EXPECT_NE(answer->errorContext().find("shutdown"), std::string::npos);
+  }
+  EXPECT_TRUE(writer.waitForClose().ok());
+  EXPECT_TRUE(observer.waitForClose().ok());
+  EXPECT_EQ(server.wait(), 0) << server.stderrText();
+  EXPECT_NE(server.stderrText().find("SIGTERM"), std::string::npos);
+}
+
+TEST(ServerProcess, AFloodOfMalformedPacketsOnOneConnectionLeavesAnotherWorking) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start());
+  auto bad = server.connect();
+  auto good = server.connect();
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> good_ok{0};
+  std::thread worker([&] {
+    for (int i = 0; !stop.load(); ++i) {
+      auto set = good.set(static_cast<uint16_t>(i % 1024), "k" + std::to_string(i), "v");
+      if (!set.ok() || set->status != Status::kSuccess) return;
+      good_ok.fetch_add(1);
+    }
+  });
+
+  // Each malformed request gets its own error answer, in order.
+  std::string batch;
+  std::vector<std::pair<uint32_t, Status>> expected;
+  const std::string long_key(251, 'k');
+  std::string durability_frame;
+  protocol::appendDurabilityFrame(durability_frame, durability::Level::kMajority);
+  for (int round = 0; round < 200; ++round) {
+    auto add = [&](protocol::RequestFields fields, Status status) {
+      fields.opaque = bad.nextOpaque();
+      protocol::appendRequest(batch, fields);
+      expected.emplace_back(fields.opaque, status);
+    };
+    add({.opcode = static_cast<Opcode>(0xee)}, Status::kUnknownCommand);
+    add({.opcode = Opcode::kSet, .key = "k"}, Status::kEinval);  // no extras
+    add({.opcode = Opcode::kGet, .key = long_key}, Status::kEinval);
+    add({.opcode = Opcode::kGet, .framing_extras = durability_frame, .key = "k"}, Status::kEinval);
+    add({.opcode = Opcode::kSet,
+         .durability = protocol::DurabilitySpec{durability::Level::kMajority, 0},
+         .extras = std::string_view("\0\0\0\0\0\0\0\0", 8),
+         .key = "k"},
+        Status::kEinval);
+    add({.opcode = Opcode::kSet,
+         .durability = protocol::DurabilitySpec{static_cast<durability::Level>(9), 100},
+         .extras = std::string_view("\0\0\0\0\0\0\0\0", 8),
+         .key = "k"},
+        Status::kDurabilityInvalidLevel);
+  }
+  ASSERT_TRUE(bad.sendRaw(batch).ok());
+  for (const auto& [opaque, status] : expected) {
+    auto answer = bad.readResponse();
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    ASSERT_EQ(answer->opaque, opaque);
+    EXPECT_EQ(answer->status, status);
+  }
+  // A bad magic closes that connection, and only that one.
+  ASSERT_TRUE(bad.sendRaw(std::string(24, '\x42')).ok());
+  EXPECT_TRUE(bad.waitForClose().ok());
+
+  ASSERT_TRUE(eventually([&] { return good_ok.load() >= 10; }));
+  stop = true;
+  worker.join();
+  auto still = server.connect();
+  EXPECT_TRUE(still.noop().ok());
+}
+
+TEST(ServerProcess, ABodyOverMaxPacketSizeIsAnsweredTooBigAndClosed) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(R"({"max_packet_size": 1024, "buckets": {"default": {}}})"));
+  auto client = server.connect();
+  std::string request;
+  protocol::appendStore(request, Opcode::kSet, 77, 0, "k", std::string(2000, 'v'));
+  ASSERT_TRUE(client.sendRaw(request).ok());
+  auto answer = client.readResponse();
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->status, Status::kTooBig);
+  EXPECT_EQ(answer->opaque, 77u);
+  EXPECT_TRUE(client.waitForClose().ok());
+}
+
+TEST(ServerProcess, DataCommandsNeedASelectedBucketButTaskStatsDoNot) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start());
+  auto client = server.connect("");
+  auto set = client.set(0, "k", "v");
+  ASSERT_TRUE(set.ok());
+  EXPECT_EQ(set->status, Status::kNoBucket);
+  auto get = client.get(0, "k");
+  ASSERT_TRUE(get.ok());
+  EXPECT_EQ(get->status, Status::kNoBucket);
+  auto durability = client.stats("durability");
+  ASSERT_TRUE(durability.ok());
+  EXPECT_EQ(durability->status, Status::kNoBucket);
+
+  auto tasks = client.stats("tasks");
+  ASSERT_TRUE(tasks.ok());
+  ASSERT_TRUE(tasks->ok());
+  for (const char* name :
+       {"timeout_task_runs_total", "timeout_tasks_total", "executor_nonio_threads",
+        "default:timeout_task_runs", "default:timeout_mode"}) {
+    EXPECT_TRUE(tasks->find(name).has_value()) << name;
+  }
+  EXPECT_EQ(tasks->find("default:timeout_mode"), "event-driven");
+  auto general = client.stats("");
+  ASSERT_TRUE(general.ok());
+  EXPECT_EQ(general->find("buckets"), "1");
+  auto unknown = client.stats("nonsense");
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(unknown->status, Status::kKeyNotFound);
+  auto missing = client.selectBucket("nope");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->status, Status::kKeyNotFound);
+}
+
+TEST(ServerProcess, ConnectionsBeyondMaxConnectionsAreClosed) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(R"({"max_connections": 1, "buckets": {"default": {}}})"));
+  auto first = server.connect("");
+  auto second = protocol::Client::connect("127.0.0.1", server.port());
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(second->waitForClose().ok());
+  EXPECT_TRUE(first.noop().ok());
+}
+
+TEST(ServerProcess, ABadConfigFileStopsStartUpWithTheConfigLayersMessage) {
+  ServerProcess server;
+  server.spawn(R"({"buckets": {"default": {"durability_timeout_mode": "sometimes"}}})", {},
+               /*listen=*/false);
+  EXPECT_NE(server.wait(), 0);
+  const std::string err = server.stderrText();
+  EXPECT_NE(err.find("buckets.default"), std::string::npos) << err;
+  EXPECT_NE(err.find("durability_timeout_mode"), std::string::npos) << err;
+  EXPECT_NE(err.find("sometimes"), std::string::npos) << err;
+}
+
+TEST(ServerProcess, AnUnknownOptionExitsTwoWithUsage) {
+  ServerProcess server;
+  server.spawn(std::nullopt, {"--colour", "blue"}, /*listen=*/false);
+  EXPECT_EQ(server.wait(), 2);
+  EXPECT_NE(server.stderrText().find("unknown option '--colour'"), std::string::npos);
+  EXPECT_NE(server.stderrText().find("usage:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace syncwrite::server

@@ -1,0 +1,215 @@
+// Test support for the server's integration tests: ServerProcess runs the real
+// syncwrite-server binary on an ephemeral port and talks to it with the
+// protocol layer's blocking Client.
+//
+// Waiting is for events, never for time: start() polls for the --port-file
+// (every 5 ms, with a hang guard of kHangGuard, failing early if the process
+// exits), and every Client call has its own hang guard. Nothing here asserts
+// how long anything took.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "server/protocol/client.h"
+
+#ifndef SYNCWRITE_SERVER_BINARY
+#error "SYNCWRITE_SERVER_BINARY must name the syncwrite-server binary (tests/server.cmake)"
+#endif
+
+extern char** environ;
+
+namespace syncwrite::server::testing {
+
+inline constexpr std::chrono::seconds kHangGuard{30};
+
+// Reads a whole file ("" when it does not exist).
+inline std::string readFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class ServerProcess {
+ public:
+  ServerProcess() {
+    char pattern[] = "/tmp/syncwrite-server-test-XXXXXX";
+    const char* dir = ::mkdtemp(pattern);
+    if (dir == nullptr) throw std::runtime_error("mkdtemp failed");
+    dir_ = dir;
+  }
+  ~ServerProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    // A sanitizer build of the server reports into its stderr: make it a failure here.
+    const std::string err = stderrText();
+    for (const char* report :
+         {"ThreadSanitizer", "AddressSanitizer", "LeakSanitizer", "runtime error:"}) {
+      if (err.find(report) != std::string::npos) ADD_FAILURE() << "server reported:\n" << err;
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  // Spawns the server with `args` (plus --port 0 --port-file unless
+  // `listen` is false), its stderr going to a file. With `config_json`, the
+  // text is written to a file passed as --config.
+  void spawn(std::optional<std::string> config_json, std::vector<std::string> args = {},
+             bool listen = true) {
+    if (config_json) {
+      const auto path = dir_ / "config.json";
+      std::ofstream(path) << *config_json;
+      args.insert(args.begin(), {"--config", path.string()});
+    }
+    if (listen) {
+      args.insert(args.end(), {"--port", "0", "--port-file", portFile().string()});
+    }
+    std::vector<std::string> argv_strings{SYNCWRITE_SERVER_BINARY};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& s : argv_strings) argv.push_back(s.data());
+    argv.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    const std::string err = stderrFile().string();
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) throw std::runtime_error("posix_spawn failed");
+  }
+
+  // Spawns and waits for the port file. Fails the test (and returns false)
+  // when the server exits first or the hang guard passes.
+  [[nodiscard]] bool start(std::optional<std::string> config_json = std::nullopt,
+                           std::vector<std::string> args = {}) {
+    spawn(std::move(config_json), std::move(args));
+    const auto give_up = std::chrono::steady_clock::now() + kHangGuard;
+    while (std::chrono::steady_clock::now() < give_up) {
+      const std::string text = readFile(portFile());
+      if (!text.empty()) {
+        port_ = static_cast<uint16_t>(std::stoul(text));
+        return true;
+      }
+      if (auto status = exited(); status) {
+        ADD_FAILURE() << "server exited (" << *status << ") before listening: " << stderrText();
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ADD_FAILURE() << "server did not write its port file: " << stderrText();
+    return false;
+  }
+
+  uint16_t port() const noexcept { return port_; }
+
+  // A connected client (HELLO done), with `bucket` selected unless empty.
+  protocol::Client connect(std::string_view bucket = "default") const {
+    protocol::ClientOptions options;
+    options.timeout = kHangGuard;
+    auto client = protocol::Client::connect("127.0.0.1", port_, options);
+    if (!client.ok()) throw std::runtime_error(std::string(client.status().message()));
+    const protocol::Feature features[] = {
+        protocol::Feature::kXerror, protocol::Feature::kSelectBucket,
+        protocol::Feature::kAltRequestSupport, protocol::Feature::kSyncReplication};
+    if (!client->hello(features).ok()) throw std::runtime_error("HELLO failed");
+    if (!bucket.empty()) {
+      auto selected = client->selectBucket(bucket);
+      if (!selected.ok() || !selected->ok()) throw std::runtime_error("SELECT_BUCKET failed");
+    }
+    return std::move(*client);
+  }
+
+  void signal(int sig) const { ::kill(pid_, sig); }
+
+  // Waits for the process to exit (hang guard: SIGKILL after kHangGuard) and
+  // returns its exit status, or -signal when a signal ended it.
+  int wait() {
+    const auto give_up = std::chrono::steady_clock::now() + kHangGuard;
+    while (std::chrono::steady_clock::now() < give_up) {
+      if (auto status = exited(); status) return *status;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ADD_FAILURE() << "server did not exit; killing it";
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return -SIGKILL;
+  }
+
+  std::string stderrText() const { return readFile(stderrFile()); }
+
+ private:
+  std::filesystem::path portFile() const { return dir_ / "port"; }
+  std::filesystem::path stderrFile() const { return dir_ / "stderr.txt"; }
+
+  // The exit status once the process has exited (reaped here), else nullopt.
+  std::optional<int> exited() {
+    if (pid_ <= 0) return exit_status_;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) != pid_) return std::nullopt;
+    pid_ = -1;
+    exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+    return exit_status_;
+  }
+
+  std::filesystem::path dir_;
+  pid_t pid_ = -1;
+  std::optional<int> exit_status_;
+  uint16_t port_ = 0;
+};
+
+// Waits until `predicate()` holds, polling every few ms (hang guard kHangGuard).
+template <typename Predicate>
+[[nodiscard]] bool eventually(Predicate predicate) {
+  const auto give_up = std::chrono::steady_clock::now() + kHangGuard;
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (predicate()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
+}
+
+// The value of stat `name` in `group` as a number (-1 when missing or on error).
+inline int64_t statValue(protocol::Client& client, std::string_view group, std::string_view name) {
+  auto reply = client.stats(group);
+  if (!reply.ok() || !reply->ok()) return -1;
+  auto value = reply->find(name);
+  return value ? std::stoll(*value) : -1;
+}
+
+// A config with one bucket "default" whose only replica is silent (listed,
+// not simulated), so every SyncWrite waits for DCP acks or times out.
+inline std::string silentReplicaConfig(std::string_view mode,
+                                       std::string_view extra_bucket_keys = "") {
+  std::string config = R"({"buckets": {"default": {"durability_timeout_mode": ")";
+  config += mode;
+  config += R"(", "durability_timeout_task_interval": 5, "replicas": ["replica1"])";
+  config += extra_bucket_keys;
+  config += "}}}";
+  return config;
+}
+
+}  // namespace syncwrite::server::testing
