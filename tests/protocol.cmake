@@ -1,8 +1,9 @@
-# The MCBP codec and the blocking client (server/protocol/).
+# The MCBP codec, the blocking client (server/protocol/) and syncwrite-cli (server/cli/).
 syncwrite_test(protocol_test
   protocol_codec_test.cc
   protocol_reader_test.cc
   protocol_response_test.cc
   protocol_client_test.cc
-  LIBS syncwrite::protocol
+  protocol_cli_test.cc
+  LIBS syncwrite::protocol syncwrite_cli_lib
 )

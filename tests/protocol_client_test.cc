@@ -2,6 +2,7 @@
 // trips, pipelining, STAT, stray answers to seqno acks, timeouts and errors.
 #include "server/protocol/client.h"
 
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -12,6 +13,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 
+#include "server/cli/cli_args.h"
+#include "server/cli/cli_run.h"
 #include "server/protocol/packet_reader.h"
 #include "server/protocol/request.h"
 #include "server/protocol/response_encoder.h"
@@ -325,6 +328,61 @@ TEST(ClientTest, ServerClosingMidRequestIsUnavailable) {
   auto response = client.readResponse();
   ASSERT_FALSE(response.ok());
   EXPECT_TRUE(absl::IsUnavailable(response.status())) << response.status();
+}
+
+// syncwrite-cli's run() end to end against the fake server.
+struct CliRun {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+CliRun runCli(std::vector<std::string> argv) {
+  absl::StatusOr<cli::CliArgs> args = cli::parseArgs(argv);
+  EXPECT_TRUE(args.ok()) << args.status();
+  std::ostringstream out, err;
+  const int status = cli::run(*args, out, err, 30'000ms);
+  return {status, out.str(), err.str()};
+}
+
+TEST(CliRunTest, SetGetAndAmbiguous) {
+  FakeServer server(/*connections=*/4);
+  const std::string port = std::to_string(server.port());
+  const CliRun set = runCli({"--port", port, "set", "k", "v"});
+  EXPECT_EQ(set.status, 0) << set.err;
+  EXPECT_THAT(set.out, HasSubstr("stored k (vbucket 98, cas"));
+
+  const CliRun get = runCli({"--port", port, "get", "foo"});
+  EXPECT_EQ(get.status, 0) << get.err;
+  EXPECT_EQ(get.out, "value-of-foo\n");
+
+  const CliRun missing = runCli({"--port", port, "get", "missing"});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_EQ(missing.err, "not found\n");
+
+  const CliRun durable =
+      runCli({"--port", port, "set", "k", "v", "--durability", "majority", "--timeout", "500"});
+  EXPECT_EQ(durable.status, 1);
+  EXPECT_EQ(durable.err, "ambiguous: durability timeout after 500 ms\n");
+}
+
+TEST(CliRunTest, StatsPrintsOneLinePerStat) {
+  FakeServer server;
+  const CliRun stats = runCli({"--port", std::to_string(server.port()), "stats", "tasks"});
+  EXPECT_EQ(stats.status, 0) << stats.err;
+  EXPECT_EQ(stats.out, "group tasks\nmode event-driven\n");
+}
+
+TEST(CliRunTest, CannotConnect) {
+  uint16_t port;
+  {
+    asio::io_context io;
+    tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    port = acceptor.local_endpoint().port();
+  }
+  const CliRun run = runCli({"--port", std::to_string(port), "get", "k"});
+  EXPECT_EQ(run.status, 3);
+  EXPECT_THAT(run.err, HasSubstr("cannot connect to 127.0.0.1:" + std::to_string(port) + ": "));
 }
 
 }  // namespace

@@ -15,9 +15,10 @@
 //               buffered.
 //
 // Never looks at bytes it was not given, never allocates per byte: the buffer
-// grows geometrically to the largest packet seen (header + max_packet_size at
-// most) and consumed bytes are reclaimed by moving the unread tail to the
-// front once at least half the buffer is consumed.
+// grows geometrically to the largest burst seen (header + max_packet_size for
+// one packet at most), and consumed bytes are reclaimed by moving the unread
+// tail (a partial packet) to the front when the free space at the end runs
+// short.
 //
 // Not thread-safe: one reader per connection, used by one thread at a time.
 #pragma once

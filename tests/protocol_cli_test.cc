@@ -1,0 +1,148 @@
+// syncwrite-cli: argument parsing and the line printed for each outcome.
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "server/cli/cli_args.h"
+#include "server/cli/cli_outcome.h"
+#include "server/protocol/response_encoder.h"
+
+namespace syncwrite::server::cli {
+namespace {
+
+using durability::Level;
+using protocol::Status;
+using ::testing::HasSubstr;
+
+CliArgs parseOk(std::vector<std::string> args) {
+  absl::StatusOr<CliArgs> parsed = parseArgs(args);
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  return parsed.ok() ? *parsed : CliArgs{};
+}
+
+std::string parseError(std::vector<std::string> args) {
+  absl::StatusOr<CliArgs> parsed = parseArgs(args);
+  EXPECT_FALSE(parsed.ok());
+  return parsed.ok() ? "" : std::string(parsed.status().message());
+}
+
+TEST(CliArgsTest, Defaults) {
+  const CliArgs args = parseOk({"get", "foo"});
+  EXPECT_EQ(args.host, "127.0.0.1");
+  EXPECT_EQ(args.port, 11210);
+  EXPECT_EQ(args.bucket, "default");
+  EXPECT_EQ(args.command, Command::kGet);
+  EXPECT_EQ(args.key, "foo");
+  EXPECT_EQ(args.vbucketOfKey(), 115);  // crc32("foo") >> 16 & 0x7fff mod 1024
+  EXPECT_FALSE(args.durability);
+}
+
+TEST(CliArgsTest, DurableSetWithOptionsAnywhere) {
+  const CliArgs args = parseOk({"--port", "12000", "set", "k", "v", "--durability",
+                                "persist_to_majority", "--timeout", "500", "--bucket", "b2"});
+  EXPECT_EQ(args.port, 12000);
+  EXPECT_EQ(args.bucket, "b2");
+  EXPECT_EQ(args.command, Command::kSet);
+  EXPECT_EQ(args.key, "k");
+  EXPECT_EQ(args.value, "v");
+  ASSERT_TRUE(args.durability);
+  EXPECT_EQ(args.durability->level, Level::kPersistToMajority);
+  EXPECT_EQ(args.durability->timeout_ms, 500);
+}
+
+TEST(CliArgsTest, RawLevelAndReservedTimeoutAreSentAsGiven) {
+  const CliArgs args = parseOk({"delete", "k", "--durability", "9", "--timeout", "0"});
+  ASSERT_TRUE(args.durability);
+  EXPECT_EQ(static_cast<int>(args.durability->level), 9);
+  EXPECT_EQ(args.durability->timeout_ms, 0);
+}
+
+TEST(CliArgsTest, DurabilityNoneIsAPlainWrite) {
+  EXPECT_FALSE(parseOk({"set", "k", "v", "--durability", "none"}).durability);
+}
+
+TEST(CliArgsTest, VbucketSelection) {
+  EXPECT_EQ(parseOk({"get", "foo", "--vbuckets", "64"}).vbucketOfKey(), 51);
+  EXPECT_EQ(parseOk({"get", "foo", "--vbucket", "7"}).vbucketOfKey(), 7);
+}
+
+TEST(CliArgsTest, StatsGroupIsOptional) {
+  EXPECT_EQ(parseOk({"stats"}).key, "");
+  EXPECT_EQ(parseOk({"stats", "durability"}).key, "durability");
+}
+
+TEST(CliArgsTest, SetVbucketByNameOrNumber) {
+  const CliArgs named = parseOk({"set-vbucket", "5", "replica"});
+  EXPECT_EQ(named.target_vbucket, 5);
+  EXPECT_EQ(named.state, protocol::VbucketState::kReplica);
+  EXPECT_EQ(parseOk({"set-vbucket", "5", "4"}).state, protocol::VbucketState::kDead);
+}
+
+TEST(CliArgsTest, ErrorsNameTheArgument) {
+  EXPECT_THAT(parseError({}), HasSubstr("no command"));
+  EXPECT_THAT(parseError({"frobnicate"}), HasSubstr("unknown command \"frobnicate\""));
+  EXPECT_THAT(parseError({"set", "k"}), HasSubstr("set takes 2"));
+  EXPECT_THAT(parseError({"get", "k", "--port", "70000"}), HasSubstr("--port"));
+  EXPECT_THAT(parseError({"get", "k", "--port"}), HasSubstr("--port needs a value"));
+  EXPECT_THAT(parseError({"get", "k", "--durability", "majority"}), HasSubstr("apply to set"));
+  EXPECT_THAT(parseError({"set", "k", "v", "--timeout", "5"}), HasSubstr("needs --durability"));
+  EXPECT_THAT(parseError({"set", "k", "v", "--durability", "most"}), HasSubstr("\"most\""));
+  EXPECT_THAT(parseError({"set-vbucket", "5", "zombie"}), HasSubstr("\"zombie\""));
+  EXPECT_THAT(parseError({"get", "k", "--colour", "red"}), HasSubstr("unknown option --colour"));
+}
+
+protocol::Response answer(Status status, std::string_view context = "") {
+  std::string bytes;
+  protocol::appendErrorResponse(bytes, protocol::Opcode::kSet, status, 1, context);
+  protocol::Response response;
+  response.status = status;
+  response.value = bytes.substr(protocol::kHeaderSize);
+  return response;
+}
+
+TEST(CliOutcomeTest, AmbiguousNamesTheTimeoutAskedFor) {
+  const CliArgs timed = parseOk({"set", "k", "v", "--durability", "majority", "--timeout", "500"});
+  EXPECT_EQ(describeFailure(timed, answer(Status::kSyncWriteAmbiguous)),
+            "ambiguous: durability timeout after 500 ms");
+  const CliArgs untimed = parseOk({"set", "k", "v", "--durability", "majority"});
+  EXPECT_EQ(describeFailure(untimed, answer(Status::kSyncWriteAmbiguous, "durability timeout")),
+            "ambiguous: durability timeout after the bucket's default timeout");
+  EXPECT_EQ(
+      describeFailure(timed, answer(Status::kSyncWriteAmbiguous, "SyncWrite ambiguous: timeout")),
+      "ambiguous: durability timeout after 500 ms");
+  EXPECT_EQ(describeFailure(
+                untimed, answer(Status::kSyncWriteAmbiguous, "SyncWrite ambiguous: left_active")),
+            "ambiguous: vbucket 98 left the active state before the write resolved");
+  EXPECT_EQ(describeFailure(untimed,
+                            answer(Status::kSyncWriteAmbiguous, "SyncWrite ambiguous: shutdown")),
+            "ambiguous: the server shut down before the write resolved");
+  EXPECT_EQ(describeFailure(untimed, answer(Status::kSyncWriteAmbiguous, "cosmic rays")),
+            "ambiguous: cosmic rays");
+}
+
+TEST(CliOutcomeTest, EveryStatusReads) {
+  const CliArgs args = parseOk({"set", "k", "v"});
+  EXPECT_EQ(describeFailure(args, answer(Status::kKeyNotFound)), "not found");
+  EXPECT_EQ(describeFailure(args, answer(Status::kSyncWriteInProgress)),
+            "sync write in progress on k");
+  EXPECT_EQ(describeFailure(args, answer(Status::kDurabilityImpossible)), "durability impossible");
+  EXPECT_EQ(describeFailure(args, answer(Status::kDurabilityImpossible, "1 of 3 nodes")),
+            "durability impossible (server: 1 of 3 nodes)");
+  EXPECT_EQ(describeFailure(args, answer(Status::kDurabilityInvalidLevel)),
+            "invalid durability level");
+  EXPECT_EQ(describeFailure(args, answer(Status::kNotMyVbucket)), "not my vbucket (vbucket 98)");
+  EXPECT_EQ(describeFailure(args, answer(Status::kNoBucket)), "no bucket");
+  EXPECT_EQ(describeFailure(args, answer(Status::kEinval, "key too long")),
+            "invalid arguments: key too long");
+  EXPECT_EQ(describeFailure(args, answer(Status::kTooBig)), "value too large");
+  EXPECT_EQ(describeFailure(args, answer(Status::kKeyExists)), "key exists: k");
+  EXPECT_EQ(describeFailure(args, answer(static_cast<Status>(0x86))),
+            "temporary failure (status 0x86)");
+  EXPECT_EQ(describeFailure(args, answer(static_cast<Status>(0x4242))),
+            "unknown status (status 0x4242)");
+}
+
+}  // namespace
+}  // namespace syncwrite::server::cli
