@@ -7,7 +7,6 @@
 // Completions are notified after every one of them is released.
 #include "durability/bucket_durability.h"
 
-#include <cstdio>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -203,8 +202,6 @@ void BucketDurability::Impl::onModeChange() {
   if (shut_down || new_mode == mode.load(std::memory_order_relaxed)) return;
   applyModeLocked(new_mode);
   ++mode_switches;
-  std::fprintf(stderr, "syncwrite durability: bucket '%s' timeout mode is now %s\n", name.c_str(),
-               std::string(toString(new_mode)).c_str());
 }
 
 void BucketDurability::Impl::onIntervalChange() {

@@ -43,6 +43,8 @@ using TaskPtr = std::shared_ptr<Task>;
 // The record whose run() is executing on this thread, so that
 // unregisterTaskable() called from inside a task does not wait for itself.
 thread_local const Task* tl_running = nullptr;
+// The index of the worker this thread is (SIZE_MAX on other threads).
+thread_local size_t tl_worker = SIZE_MAX;
 
 bool ownedBy(const Task& task, const Taskable& owner) { return &task.taskable() == &owner; }
 
@@ -55,13 +57,13 @@ struct ExecutorPool::Impl {
   ~Impl();
 
   void workerLoop(size_t index);
-  void runOnce(const TaskPtr& task);
+  void runOnce(const TaskPtr& task, size_t worker);
   // After the wake time became `wake` (read or written at `now`): queue the
   // task if due, or have its timer re-armed if it is earlier than the timer.
   void afterWakeTimeSet(const TaskPtr& task, TimeRep wake, TimeRep now);
   void markDead(Task& task);
   void finish(const TaskPtr& task);
-  void runOver(Task& task);
+  void runOver(Task& task, size_t worker);
 
   bool wake(TaskId id);
   bool snooze(TaskId id, clock::Duration d);
@@ -76,12 +78,19 @@ struct ExecutorPool::Impl {
   std::mutex run_mu;
   std::condition_variable run_cv;
   std::atomic<int> run_waiters{0};
+  // The owner of the task each worker is running (or about to claim), null
+  // when idle. unregisterTaskable() waits on these as well as on its tasks'
+  // in_run flags, because a task cancelled during its run has left the table
+  // and would otherwise not be waited for. Compared, never dereferenced.
+  std::unique_ptr<std::atomic<const Taskable*>[]> running_owner;
 
   std::vector<std::thread> workers;
 };
 
 ExecutorPool::Impl::Impl(size_t num_threads) {
   workers.reserve(num_threads);
+  running_owner = std::make_unique<std::atomic<const Taskable*>[]>(num_threads);
+  for (size_t i = 0; i < num_threads; ++i) running_owner[i].store(nullptr);
   for (size_t i = 0; i < num_threads; ++i) workers.emplace_back([this, i] { workerLoop(i); });
 }
 
@@ -98,18 +107,22 @@ ExecutorPool::Impl::~Impl() {
 void ExecutorPool::Impl::workerLoop(size_t index) {
   const std::string name = "NonIoPool" + std::to_string(index);
   pthread_setname_np(pthread_self(), name.c_str());
-  while (TaskPtr task = ready.pop()) runOnce(task);
+  tl_worker = index;
+  while (TaskPtr task = ready.pop()) runOnce(task, index);
 }
 
-void ExecutorPool::Impl::runOnce(const TaskPtr& task) {
+void ExecutorPool::Impl::runOnce(const TaskPtr& task, size_t worker) {
   TaskRecord& r = rec(*task);
+  // Published before the claim, cleared (in runOver) after the run: a run
+  // that claimed before its task was marked dead is always seen.
+  running_owner[worker].store(&task->taskable(), std::memory_order_seq_cst);
   // in_run rises before the claim, so that unregisterTaskable(), which marks
   // the task dead and then waits for in_run to fall, either stops the claim
   // or waits for the run.
   r.in_run.store(true, std::memory_order_seq_cst);
   RecordState expected = RecordState::kQueued;
   if (!r.state.compare_exchange_strong(expected, RecordState::kRunning)) {
-    runOver(*task);  // cancelled while queued
+    runOver(*task, worker);  // cancelled while queued
     return;
   }
   // Wakes from here on ask for another run after this one.
@@ -136,17 +149,17 @@ void ExecutorPool::Impl::runOnce(const TaskPtr& task) {
 
   if (!again) {
     finish(task);
-    runOver(*task);
+    runOver(*task, worker);
     return;
   }
   TaskAccess::setState(*task, TaskState::kSnoozed);
   expected = RecordState::kRunning;
   if (!r.state.compare_exchange_strong(expected, RecordState::kWaiting)) {
     TaskAccess::setState(*task, TaskState::kDead);  // cancelled during the run
-    runOver(*task);
+    runOver(*task, worker);
     return;
   }
-  runOver(*task);
+  runOver(*task, worker);
   // Waiting again, with no deadline as far as anyone can tell: settle it like
   // a fresh snooze (task_record.h explains the ordering).
   r.armed.store(kNeverRep, std::memory_order_seq_cst);
@@ -179,8 +192,9 @@ void ExecutorPool::Impl::finish(const TaskPtr& task) {
   if (rec(*task).timer_pending.load()) timers.release({task}, /*wait=*/false);
 }
 
-void ExecutorPool::Impl::runOver(Task& task) {
+void ExecutorPool::Impl::runOver(Task& task, size_t worker) {
   rec(task).in_run.store(false, std::memory_order_seq_cst);
+  running_owner[worker].store(nullptr, std::memory_order_seq_cst);
   if (run_waiters.load(std::memory_order_seq_cst) > 0) {
     { std::lock_guard lock(run_mu); }
     run_cv.notify_all();
@@ -277,10 +291,18 @@ void ExecutorPool::unregisterTaskable(Taskable& owner) {
   impl_->run_waiters.fetch_add(1, std::memory_order_seq_cst);
   {
     std::unique_lock lock(impl_->run_mu);
-    impl_->run_cv.wait(lock, [&tasks] {
-      return std::none_of(tasks.begin(), tasks.end(), [](const TaskPtr& task) {
+    impl_->run_cv.wait(lock, [&] {
+      const bool task_running = std::any_of(tasks.begin(), tasks.end(), [](const TaskPtr& task) {
         return task.get() != tl_running && rec(*task).in_run.load(std::memory_order_seq_cst);
       });
+      if (task_running) return false;
+      // Also runs of the owner's tasks cancelled before this call.
+      for (size_t i = 0; i < impl_->workers.size(); ++i) {
+        if (i != tl_worker && impl_->running_owner[i].load(std::memory_order_seq_cst) == &owner) {
+          return false;
+        }
+      }
+      return true;
     });
   }
   impl_->run_waiters.fetch_sub(1, std::memory_order_seq_cst);

@@ -44,7 +44,9 @@
 //    finished (dead), and the pool thread goes on;
 //  - a Task object can be scheduled once: scheduling it again returns kNoTask;
 //  - unregisterTaskable(owner) marks the owner shut down, cancels its tasks and
-//    returns only when none of them is running; none of them runs afterwards.
+//    returns only when none of them is running — including a task of the
+//    owner cancelled earlier whose run is still in progress; none of them runs
+//    afterwards.
 //    schedule() of a task whose owner is shut down is refused: it returns
 //    kNoTask and the task never runs. Called from inside one of the owner's own
 //    tasks, it waits for all the others (not for itself). When it returns the

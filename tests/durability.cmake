@@ -1,1 +1,2 @@
-syncwrite_test(durability_test durability_monitor_test.cc durability_bucket_test.cc LIBS syncwrite::durability)
+syncwrite_test(durability_test durability_monitor_test.cc durability_bucket_test.cc
+  durability_stress_test.cc LIBS syncwrite::durability)

@@ -33,9 +33,8 @@ class BucketDurabilityTest : public ::testing::TestWithParam<TimeoutMode> {
                                {"durability_timeout_mode", modeName(GetParam())}})
                     .ok());
     map_ = std::make_unique<vbucket::VBucketMap>(config_, VBucketState::kActive);
-    bucket_ = std::make_unique<BucketDurability>("test", config_, *map_, pool_,
-                                                 testing::chainOf({"replica1"}),
-                                                 clock::ClockRef::of(clock_));
+    bucket_ = std::make_unique<BucketDurability>(
+        "test", config_, *map_, pool_, testing::chainOf({"replica1"}), clock::ClockRef::of(clock_));
   }
   ~BucketDurabilityTest() override { bucket_.reset(); }
 
@@ -58,11 +57,11 @@ class BucketDurabilityTest : public ::testing::TestWithParam<TimeoutMode> {
       // A pass under way may have read the clock before it moved. The pass
       // asked for after one has ended started after this call.
       bucket_->checkTimeoutsNow();
-      ASSERT_TRUE(eventually(
-          [&] { return bucket_->stats().polling_passes >= before.polling_passes + 1; }));
+      ASSERT_TRUE(
+          eventually([&] { return bucket_->stats().polling_passes >= before.polling_passes + 1; }));
       bucket_->checkTimeoutsNow();
-      ASSERT_TRUE(eventually(
-          [&] { return bucket_->stats().polling_passes >= before.polling_passes + 2; }));
+      ASSERT_TRUE(
+          eventually([&] { return bucket_->stats().polling_passes >= before.polling_passes + 2; }));
       return;
     }
     size_t armed = 0;
@@ -208,7 +207,7 @@ TEST_P(BucketDurabilityTest, SwitchingModeWithWritesInFlightKeepsEveryDeadline) 
   ASSERT_TRUE(recorder_.waitFor(1));
   EXPECT_EQ(recorder_.entries()[0].tag, "first");
 
-  setMode(GetParam());  // and back, with writes still in flight
+  setMode(GetParam());    // and back, with writes still in flight
   clock_.advance(151ms);  // 301 ms
   bucket_->checkTimeoutsNow();
   ASSERT_TRUE(recorder_.waitFor(3));

@@ -51,6 +51,38 @@ TEST(ExecutorPool, UnregisterWaitsForARunningTaskAndPreventsLaterRuns) {
   EXPECT_EQ(0, sleeper_runs.count());
 }
 
+TEST(ExecutorPool, UnregisterWaitsForARunOfATaskCancelledDuringIt) {
+  // The task has left the pool's table (cancel), but its run still uses the
+  // owner's state: unregisterTaskable must wait for it all the same.
+  NullTaskable owner;
+  std::latch running(1), finish(1);
+  std::atomic<bool> run_finished{false};
+  auto task = std::make_shared<LambdaTask>(owner, [&](Task&) {
+    running.count_down();
+    finish.wait();
+    run_finished.store(true);
+    return true;
+  });
+  ExecutorPool pool(2);
+  const TaskId id = pool.schedule(task);
+  running.wait();
+  ASSERT_TRUE(pool.cancel(id));
+
+  std::atomic<bool> unregistered{false};
+  std::thread unregister([&] {
+    pool.unregisterTaskable(owner);
+    EXPECT_TRUE(run_finished.load());  // returned only after the run ended
+    unregistered.store(true);
+  });
+  // Give the unregistering thread every chance to return too early; the
+  // assertion is on the order of events, not on time.
+  for (int i = 0; i < 1000 && !unregistered.load(); ++i) std::this_thread::yield();
+  EXPECT_FALSE(unregistered.load());
+  finish.count_down();
+  unregister.join();
+  EXPECT_TRUE(unregistered.load());
+}
+
 TEST(ExecutorPool, UnregisterDropsQueuedAndTimedTasksAndTheirReferences) {
   NullTaskable owner;
   auto queued = std::make_shared<MockTask>(owner);

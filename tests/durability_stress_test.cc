@@ -1,0 +1,168 @@
+// A randomised stress test of BucketDurability: several threads add writes,
+// acknowledge, persist, advance the manual clock, switch the timeout mode and
+// change vbucket states, all at once. Afterwards:
+//  - every accepted SyncWrite was resolved exactly once;
+//  - in each vbucket's checkpoint, commits and aborts resolve prepares in
+//    increasing seqno order;
+//  - the checkpoints agree with the completions (one commit per committed
+//    write, one abort per timeout).
+// Fixed seeds and a bounded size, so that it runs in CI under TSan.
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "clock/manual_clock.h"
+#include "durability/bucket_durability.h"
+#include "tests/durability_test_support.h"
+
+namespace syncwrite::durability {
+namespace {
+
+using namespace std::chrono_literals;
+using vbucket::QueueOp;
+using vbucket::VBucketState;
+
+constexpr size_t kVBuckets = 8;
+constexpr int kWriters = 3;
+constexpr int kWritesPerWriter = 1500;
+
+TEST(DurabilityStressTest, EveryWriteResolvesOnceAndInSeqnoOrder) {
+  clock::ManualClock clock;
+  executor::ExecutorPool pool(2);
+  config::Configuration config(config::Scope::kBucket);
+  ASSERT_TRUE(
+      config.loadJson({{"max_vbuckets", kVBuckets}, {"durability_timeout_task_interval", 1}}).ok());
+  vbucket::VBucketMap map(config, VBucketState::kActive);
+  for (size_t vb = 0; vb < kVBuckets; ++vb) {
+    map.at(static_cast<Vbid>(vb)).checkpointManager().registerCursor("stress");
+  }
+
+  std::mutex results_mutex;
+  std::map<uint64_t, int> calls;  // write id -> completions
+  std::map<uint64_t, Resolution> resolutions;
+  std::atomic<uint64_t> accepted{0};
+
+  auto bucket = std::make_unique<BucketDurability>("stress", config, map, pool,
+                                                   testing::chainOf({"replica1", "replica2"}),
+                                                   clock::ClockRef::of(clock));
+
+  std::atomic<bool> stop{false};
+  // Writers wait for the other threads to keep up, so that every kind of
+  // event interleaves with the writes however the threads are scheduled.
+  std::atomic<uint64_t> ack_rounds{0}, clock_rounds{0};
+  auto keepPace = [&](int i) {
+    const uint64_t due = static_cast<uint64_t>(i) / 4;
+    while (!stop.load() && (ack_rounds.load() < due || clock_rounds.load() < due / 4)) {
+      std::this_thread::yield();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      std::mt19937 rng(1000 + w);
+      for (int i = 0; i < kWritesPerWriter; ++i) {
+        keepPace(i);
+        const uint64_t id = static_cast<uint64_t>(w) * kWritesPerWriter + i;
+        const auto vb = static_cast<Vbid>(rng() % kVBuckets);
+        const Level level = rng() % 4 == 0 ? Level::kPersistToMajority : Level::kMajority;
+        WriteRequest request{WriteOp::kSet, "key" + std::to_string(rng() % 64), "v", id,
+                             Requirements{level, *Timeout::fromMillis(1 + rng() % 40)}};
+        const WriteResult r = bucket->write(vb, std::move(request), [&, id](const Resolution& res) {
+          std::lock_guard lock(results_mutex);
+          ++calls[id];
+          resolutions[id] = res;
+        });
+        if (r.status == WriteStatus::kPending) accepted.fetch_add(1);
+      }
+    });
+  }
+  threads.emplace_back([&] {  // replicas acknowledge, the active persists
+    std::mt19937 rng(7);
+    while (!stop.load()) {
+      const auto vb = static_cast<Vbid>(rng() % kVBuckets);
+      const Seqno high = map.at(vb).highSeqno();
+      const Seqno upto = high == 0 ? 0 : high - rng() % 3;
+      bucket->seqnoAcknowledged(vb, rng() % 2 ? "replica1" : "replica2", upto);
+      if (rng() % 3 == 0) bucket->notifyLocalPersistence(vb, upto);
+      ack_rounds.fetch_add(1);
+    }
+  });
+  threads.emplace_back([&] {  // time passes, timeouts are looked for
+    while (!stop.load()) {
+      clock.advance(1ms);
+      bucket->checkTimeoutsNow();
+      clock_rounds.fetch_add(1);
+      std::this_thread::yield();
+    }
+  });
+  threads.emplace_back([&] {  // the mode flips, vbuckets change state
+    std::mt19937 rng(11);
+    int round = 0;
+    while (!stop.load()) {
+      if (round++ % 4 == 0) {
+        const bool polling = bucket->mode() == TimeoutMode::kPolling;
+        EXPECT_TRUE(
+            config.setFromText("durability_timeout_mode", polling ? "event-driven" : "polling")
+                .ok());
+      }
+      vbucket::VBucket& vb = map.at(static_cast<Vbid>(rng() % kVBuckets));
+      vb.setState(VBucketState::kReplica);
+      std::this_thread::yield();
+      vb.setState(VBucketState::kActive);
+    }
+  });
+
+  for (int w = 0; w < kWriters; ++w) threads[w].join();
+  stop.store(true);
+  for (size_t t = kWriters; t < threads.size(); ++t) threads[t].join();
+
+  // Let what is left time out through the current mode, then delete the
+  // bucket: whatever is still in flight is answered then.
+  clock.advance(1s);
+  bucket->checkTimeoutsNow();
+  bucket.reset();
+
+  std::lock_guard lock(results_mutex);
+  EXPECT_EQ(calls.size(), accepted.load()) << "every accepted write resolved";
+  uint64_t committed = 0, timed_out = 0;
+  for (const auto& [id, n] : calls) {
+    EXPECT_EQ(n, 1) << "write " << id << " resolved " << n << " times";
+    const Resolution& r = resolutions[id];
+    if (r.committed) ++committed;
+    if (!r.committed && r.reason == AmbiguousReason::kTimeout) ++timed_out;
+  }
+  EXPECT_GT(committed, 0u);
+  EXPECT_GT(timed_out, 0u);
+
+  uint64_t commits = 0, aborts = 0;
+  for (size_t v = 0; v < kVBuckets; ++v) {
+    vbucket::CheckpointManager& cm = map.at(static_cast<Vbid>(v)).checkpointManager();
+    std::map<std::string, Seqno> open_prepare;  // key -> its prepare not yet resolved
+    Seqno last_resolved = 0;
+    for (const vbucket::QueuedItem& item : cm.readItems("stress")) {
+      if (item->op == QueueOp::kPrepare) {
+        open_prepare[item->key] = item->seqno;  // may replace one abandoned by leaving active
+      } else if (item->op == QueueOp::kCommit || item->op == QueueOp::kAbort) {
+        auto it = open_prepare.find(item->key);
+        ASSERT_NE(it, open_prepare.end()) << "resolution of no prepare, vb " << v;
+        EXPECT_GT(it->second, last_resolved) << "out of seqno order in vb " << v;
+        last_resolved = it->second;
+        open_prepare.erase(it);
+        (item->op == QueueOp::kCommit ? commits : aborts) += 1;
+      }
+    }
+  }
+  EXPECT_EQ(commits, committed);
+  EXPECT_EQ(aborts, timed_out);
+}
+
+}  // namespace
+}  // namespace syncwrite::durability
