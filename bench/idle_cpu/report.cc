@@ -41,6 +41,7 @@ const ScenarioResult* Find(const std::vector<ScenarioResult>& results, const std
 std::string FormatRatio(const std::optional<Comparison>& c) {
   if (!c) return "n/a";
   if (c->ratio) return absl::StrFormat("%.1fx", *c->ratio);
+  if (c->numerator_percent == 0) return "n/a (both below one tick)";
   return absl::StrFormat(">= %.1fx (denominator below one tick)", c->ratio_at_least);
 }
 
