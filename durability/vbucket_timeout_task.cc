@@ -31,23 +31,30 @@ bool VBucketTimeoutTask::run() {
 }
 
 void VBucketTimeoutTask::headDeadlineChanged(clock::TimePoint head_deadline) {
-  const clock::Duration::rep previous =
-      armed_.exchange(head_deadline.time_since_epoch().count(), std::memory_order_acq_rel);
-  if (previous != head_deadline.time_since_epoch().count()) {
-    counters_.rearms.fetch_add(1, std::memory_order_relaxed);
-  }
-  // Always snooze, even to the same deadline: inside run() the wake time is
-  // still the one that fired, and the task would run again at once.
+  const clock::Duration::rep deadline = head_deadline.time_since_epoch().count();
+  const clock::Duration::rep previous = armed_.exchange(deadline, std::memory_order_acq_rel);
+  if (previous != deadline) counters_.rearms.fetch_add(1, std::memory_order_relaxed);
   const executor::TaskId task_id = id();
   if (task_id == executor::kNoTask) return;  // not scheduled (yet, or refused)
-  if (head_deadline == clock::kNever) {
-    pool_.snooze(task_id, clock::Duration::max());
-    return;
+
+  clock::Duration sleep = clock::Duration::max();
+  if (head_deadline != clock::kNever) {
+    const clock::Duration remaining = head_deadline - clock_.now();
+    // Expired already: run now. Not yet: at least kMinSleep (see the header).
+    sleep = remaining < clock::Duration::zero() ? clock::Duration::zero()
+                                                : std::max(remaining, kMinSleep);
   }
-  const clock::Duration remaining = head_deadline - clock_.now();
-  // Expired already: run now. Not yet: at least kMinSleep (see the header).
-  pool_.snooze(task_id, remaining < clock::Duration::zero() ? clock::Duration::zero()
-                                                            : std::max(remaining, kMinSleep));
+  // Always re-arm, even to the same deadline: inside run() the wake time is
+  // still the one that fired, and the task would run again at once.
+  if (deadline >= previous) {
+    // Later (the head committed, or kNever): storing the wake time is enough.
+    // The pool's timer fires at the earlier time, sees the later one and
+    // sleeps again; inside run(), the pool reads it after run() returns.
+    snooze(sleep);
+  } else {
+    // Earlier: the pool's timer must be re-armed.
+    pool_.snooze(task_id, sleep);
+  }
 }
 
 }  // namespace syncwrite::durability

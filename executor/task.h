@@ -77,11 +77,14 @@ class Task {
   // Exceptions: see ExecutorPool (the task is treated as finished).
   virtual bool run() = 0;
 
-  // Called from inside run(): the next run is due `d` from now (saturating:
-  // clock::Duration::max() means clock::kNever, i.e. only when woken or
-  // snoozed). Costs a clock read and an atomic store. From any other thread
-  // use ExecutorPool::snooze(): this only stores the wake time, and the pool
-  // would not notice an earlier one until its timer next fires.
+  // The next run is due `d` from now (saturating: clock::Duration::max()
+  // means clock::kNever, i.e. only when woken or snoozed). Costs a clock read
+  // and an atomic store. Made for calls from inside run(). It only stores the
+  // wake time, so from another thread it is enough only for a wake time no
+  // earlier than the current one (the pool's timer fires at the earlier time,
+  // sees the later one and sleeps again); for an earlier one use
+  // ExecutorPool::snooze(), or the pool would not notice it until its timer
+  // next fires.
   void snooze(clock::Duration d) noexcept;
 
   TaskId id() const noexcept { return id_.load(std::memory_order_acquire); }  // 0 until scheduled
