@@ -88,6 +88,7 @@ TEST_F(FakeProc, ListsThreadsByTidWithTheirCommFileNames) {
   Write("100/stat", StatLine("100", "server"));
   Write("100/task/102/stat", StatLine("102", "NonIoPool1"));
   Write("100/task/102/comm", "NonIoPool1\n");
+  Write("100/task/102/schedstat", "123456789 2000 30\n");
   Write("100/task/100/stat", StatLine("100", "server"));
   Write("100/task/100/comm", "server\n");
   // No comm file (the thread exited between the two reads): the stat's name.
@@ -104,6 +105,20 @@ TEST_F(FakeProc, ListsThreadsByTidWithTheirCommFileNames) {
   EXPECT_EQ((*threads)[2].tid, 102);
   EXPECT_EQ((*threads)[2].name, "NonIoPool1");
   EXPECT_EQ((*threads)[2].ticks, 1290u);
+  EXPECT_EQ((*threads)[2].runtime_ns, 123456789u);
+  EXPECT_FALSE((*threads)[0].runtime_ns.has_value());  // no schedstat file
+}
+
+TEST(ProcStat, SchedstatRuntimeIsTheFirstField) {
+  EXPECT_EQ(ParseSchedstatRuntime("748696 0 1\n").value(), 748696u);
+  EXPECT_EQ(ParseSchedstatRuntime("").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ParseSchedstatRuntime("x 0 1").status().message(), HasSubstr("schedstat"));
+}
+
+TEST_F(FakeProc, AMalformedSchedstatIsAnError) {
+  Write("100/task/100/stat", StatLine("100", "server"));
+  Write("100/task/100/schedstat", "bogus");
+  EXPECT_EQ(ListThreads(100, root_).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(FakeProc, AThreadThatVanishedBeforeItsStatIsSkipped) {

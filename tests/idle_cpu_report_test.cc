@@ -18,8 +18,10 @@ ScenarioResult Result(const std::string& group, const std::string& mode, unsigne
   r.scenario.visitor_clock = clock;
   r.window_s = 10;
   r.clk_tck = 100;
-  r.cpu = ComputeUsage(CpuSample{0, {{1, "NonIoPool0", 0}}},
-                       CpuSample{ticks, {{1, "NonIoPool0", ticks}, {2, "mcbp_io0", 0}}}, 100, 10);
+  // schedstat runtime: ticks × 10 ms + 1 ms, so a zero-tick run still shows some.
+  const uint64_t ns = ticks * 10'000'000 + 1'000'000;
+  r.cpu = ComputeUsage(CpuSample{0, {ThreadStat{1, "NonIoPool0", 0, 0}}},
+                       CpuSample{ticks, {ThreadStat{1, "NonIoPool0", ticks, ns}}}, 100, 10);
   r.timeout_task_runs = mode == "polling" ? 400 * buckets : 0;
   r.stats_window_s = 10;
   r.timeout_task_runs_per_s = r.timeout_task_runs / 10.0;
@@ -51,6 +53,10 @@ TEST(IdleCpuReport, AZeroDenominatorGivesNoRatioButALowerBound) {
   EXPECT_FALSE(c->ratio.has_value());
   EXPECT_DOUBLE_EQ(c->ratio_at_least, 300.0);  // 30% over one tick (0.1%)
   EXPECT_THAT(FormatSummary(results), HasSubstr(">= 300.0x"));
+  // 3.001 s over 1 ms of schedstat runtime.
+  ASSERT_TRUE(c->runtime_ratio.has_value());
+  EXPECT_DOUBLE_EQ(*c->runtime_ratio, 3001.0);
+  EXPECT_THAT(FormatSummary(results), HasSubstr("schedstat 3001.0x"));
 }
 
 TEST(IdleCpuReport, NoComparisonWithoutBothModes) {
@@ -73,7 +79,7 @@ TEST(IdleCpuReport, ScenarioTableShowsProcessThreadsAndTaskRuns) {
   EXPECT_THAT(table, HasSubstr("polling B=30"));
   EXPECT_THAT(table, HasSubstr("30.00% of one core"));
   EXPECT_THAT(table, HasSubstr("NonIoPool0 [1]"));
-  EXPECT_THAT(table, HasSubstr("(1 more threads)"));
+  EXPECT_THAT(table, HasSubstr("schedstat 30.010%"));
   EXPECT_THAT(table, HasSubstr("1200.0/s"));
 }
 
@@ -95,15 +101,19 @@ TEST(IdleCpuReport, JsonHasEveryDocumentedField) {
   for (const char* key :
        {"group", "name", "mode", "buckets", "vbuckets_per_bucket", "visitor_clock",
         "timeout_task_interval_ms", "window_s", "process_cpu_ticks", "process_cpu_percent",
-        "resolution_percent", "threads", "timeout_task_runs", "timeout_task_runs_per_s",
-        "stats_window_s", "timeout_tasks", "executor_nonio_threads"}) {
+        "resolution_percent", "process_runtime_ns", "process_runtime_percent", "threads",
+        "timeout_task_runs", "timeout_task_runs_per_s", "stats_window_s", "timeout_tasks",
+        "executor_nonio_threads"}) {
     EXPECT_TRUE(s.contains(key)) << key;
   }
   EXPECT_DOUBLE_EQ(s["process_cpu_percent"].get<double>(), 30.0);
   EXPECT_EQ(s["threads"][0]["name"], "NonIoPool0");
+  EXPECT_EQ(s["threads"][0]["runtime_ns"], 3'001'000'000u);
+  EXPECT_EQ(s["process_runtime_ns"], 3'001'000'000u);
   const nlohmann::json& c = doc["comparisons"]["polling_vs_event_driven"];
   EXPECT_TRUE(c["ratio"].is_null());
   EXPECT_DOUBLE_EQ(c["ratio_at_least"].get<double>(), 300.0);
+  EXPECT_DOUBLE_EQ(c["runtime_ratio"].get<double>(), 3001.0);
   EXPECT_TRUE(doc["comparisons"]["slow_clock_syscall_vs_coarse"].is_null());
 }
 

@@ -61,8 +61,9 @@ TEST(IdleCpuSmoke, OneBucketBothModesAndSlowClockWriteACompleteJson) {
     ExpectKeys(s,
                {"group", "name", "mode", "buckets", "vbuckets_per_bucket", "visitor_clock",
                 "timeout_task_interval_ms", "window_s", "process_cpu_ticks", "process_cpu_percent",
-                "resolution_percent", "threads", "timeout_task_runs", "timeout_task_runs_per_s",
-                "stats_window_s", "timeout_tasks", "executor_nonio_threads"},
+                "resolution_percent", "process_runtime_ns", "process_runtime_percent", "threads",
+                "timeout_task_runs", "timeout_task_runs_per_s", "stats_window_s", "timeout_tasks",
+                "executor_nonio_threads"},
                "scenario");
     names.insert(s["name"].get<std::string>());
     EXPECT_EQ(s["buckets"], 1);
@@ -72,7 +73,7 @@ TEST(IdleCpuSmoke, OneBucketBothModesAndSlowClockWriteACompleteJson) {
     ASSERT_FALSE(s["threads"].empty());
     bool named_pool_thread = false;
     for (const nlohmann::json& t : s["threads"]) {
-      ExpectKeys(t, {"tid", "name", "cpu_ticks", "cpu_percent"}, "thread");
+      ExpectKeys(t, {"tid", "name", "cpu_ticks", "cpu_percent", "runtime_ns"}, "thread");
       named_pool_thread = named_pool_thread || t["name"].get<std::string>().rfind("NonIo", 0) == 0;
     }
     EXPECT_TRUE(named_pool_thread) << "no NonIo* thread in " << s["threads"];
@@ -90,7 +91,7 @@ TEST(IdleCpuSmoke, OneBucketBothModesAndSlowClockWriteACompleteJson) {
   for (const char* c : {"polling_vs_event_driven", "slow_clock_syscall_vs_coarse"}) {
     ExpectKeys(doc["comparisons"][c],
                {"buckets", "numerator", "denominator", "numerator_percent", "denominator_percent",
-                "ratio", "ratio_at_least"},
+                "ratio", "ratio_at_least", "runtime_ratio"},
                c);
   }
   ExpectKeys(doc["targets"]["event_driven_idle"],

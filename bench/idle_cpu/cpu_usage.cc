@@ -24,19 +24,37 @@ double CpuPercent(uint64_t ticks, long ticks_per_second, double window_seconds) 
          100.0;
 }
 
+double RuntimePercent(uint64_t runtime_ns, double window_seconds) {
+  if (!(window_seconds > 0)) return 0;
+  return static_cast<double>(runtime_ns) / 1e9 / window_seconds * 100.0;
+}
+
 CpuUsage ComputeUsage(const CpuSample& before, const CpuSample& after, long ticks_per_second,
                       double window_seconds) {
   CpuUsage usage;
   usage.process_ticks = Delta(before.process_ticks, after.process_ticks);
   usage.process_percent = CpuPercent(usage.process_ticks, ticks_per_second, window_seconds);
 
-  std::unordered_map<int, uint64_t> ticks_before;
-  for (const ThreadStat& t : before.threads) ticks_before[t.tid] = t.ticks;
+  std::unordered_map<int, const ThreadStat*> by_tid;
+  for (const ThreadStat& t : before.threads) by_tid[t.tid] = &t;
+  bool every_runtime = true;
+  uint64_t runtime_sum = 0;
   for (const ThreadStat& t : after.threads) {
-    const auto it = ticks_before.find(t.tid);
-    const uint64_t ticks = it == ticks_before.end() ? t.ticks : Delta(it->second, t.ticks);
-    usage.threads.push_back(
-        {t.tid, t.name, ticks, CpuPercent(ticks, ticks_per_second, window_seconds)});
+    const auto it = by_tid.find(t.tid);
+    const ThreadStat* was = it == by_tid.end() ? nullptr : it->second;
+    ThreadUsage u{t.tid, t.name, was ? Delta(was->ticks, t.ticks) : t.ticks, 0, std::nullopt};
+    u.percent = CpuPercent(u.ticks, ticks_per_second, window_seconds);
+    if (t.runtime_ns && (!was || was->runtime_ns)) {
+      u.runtime_ns = was ? Delta(*was->runtime_ns, *t.runtime_ns) : *t.runtime_ns;
+      runtime_sum += *u.runtime_ns;
+    } else {
+      every_runtime = false;
+    }
+    usage.threads.push_back(std::move(u));
+  }
+  if (every_runtime && !after.threads.empty()) {
+    usage.runtime_ns = runtime_sum;
+    usage.runtime_percent = RuntimePercent(runtime_sum, window_seconds);
   }
   std::sort(usage.threads.begin(), usage.threads.end(),
             [](const ThreadUsage& a, const ThreadUsage& b) {

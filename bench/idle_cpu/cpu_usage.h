@@ -6,10 +6,17 @@
 //   percent = delta ticks / ticks_per_second / window_seconds * 100.
 // With the usual 100 ticks per second the resolution is 1 tick, that is
 // 0.1% of a core over a 10 s window and 1% over 1 s.
+//
+// Beside the ticks, the usage carries the schedstat runtime (nanoseconds; see
+// proc_stat.h) summed over the threads: the precise figure, used to tell
+// "0 ticks" apart from nothing at all. It covers live threads only (an idle
+// server starts and ends none in the window), and is absent when any thread
+// lacks a schedstat.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,17 +38,24 @@ absl::StatusOr<CpuSample> TakeCpuSample(int pid, const std::filesystem::path& pr
 // Percent of one core for `ticks` clock ticks spent over `window_seconds`.
 // Requires ticks_per_second > 0 and window_seconds > 0 (else returns 0).
 double CpuPercent(uint64_t ticks, long ticks_per_second, double window_seconds);
+// The same for nanoseconds on a CPU (ticks_per_second = 1e9).
+double RuntimePercent(uint64_t runtime_ns, double window_seconds);
 
 struct ThreadUsage {
   int tid = 0;
   std::string name;
-  uint64_t ticks = 0;  // spent within the window
-  double percent = 0;  // of one core
+  uint64_t ticks = 0;                  // spent within the window
+  double percent = 0;                  // of one core
+  std::optional<uint64_t> runtime_ns;  // schedstat, within the window
 };
 
 struct CpuUsage {
   uint64_t process_ticks = 0;
   double process_percent = 0;
+  // Sum of the threads' schedstat runtime in the window, and it as % of one
+  // core; nullopt when some thread has no schedstat.
+  std::optional<uint64_t> runtime_ns;
+  std::optional<double> runtime_percent;
   // Threads alive at the end of the window, busiest first (ties: by name,
   // then tid). A thread born during the window counts all its ticks; one that
   // exited during it is missing here but its ticks are in the process total.

@@ -6,7 +6,8 @@ Usage: plot.py RESULTS_JSON OUTPUT_PNG
 Reads the JSON written by idle_cpu (bench/idle_cpu/report.h documents its
 shape) and draws one line per mode for the "idle" scenarios, kv_engine's
 published reference (30 empty buckets, measured with top) as hollow markers,
-and the slow-clock pair, if it was run, as a note. The y axis is symlog so
+and the slow-clock pair, if it was run, as a note. A point at 0 ticks is
+labelled with its schedstat figure (nanosecond runtime) as well. The y axis is symlog so
 that 0%, a fraction of a percent and kv_engine's 89% all stay readable.
 Needs matplotlib (Debian: python3-matplotlib; ./dev bench installs it).
 """
@@ -33,7 +34,8 @@ def main(argv):
     by_mode = {}
     for s in doc["scenarios"]:
         if s["group"] == "idle":
-            by_mode.setdefault(s["mode"], []).append((s["buckets"], s["process_cpu_percent"]))
+            by_mode.setdefault(s["mode"], []).append(
+                (s["buckets"], s["process_cpu_percent"], s.get("process_runtime_percent")))
     if not by_mode:
         sys.stderr.write(f"plot.py: no idle scenarios in {argv[1]}\n")
         return 1
@@ -41,11 +43,13 @@ def main(argv):
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
     for mode, points in sorted(by_mode.items()):
         points.sort()
-        xs, ys = zip(*points)
+        xs, ys, _ = zip(*points)
         color = COLORS.get(mode)
         ax.plot(xs, ys, marker="o", color=color, label=f"syncwrite, {mode}")
-        for x, y in points:
-            ax.annotate(f"{y:.2f}%", (x, y), textcoords="offset points", xytext=(4, 6),
+        for x, y, precise in points:
+            # Below one tick the schedstat figure says how far below.
+            label = f"{y:.2f}%" if y > 0 or precise is None else f"{y:.1f}% ({precise:.3f}%)"
+            ax.annotate(label, (x, y), textcoords="offset points", xytext=(4, 6),
                         fontsize=8, color=color)
         if mode in KV_ENGINE_REFERENCE:
             ref = KV_ENGINE_REFERENCE[mode]
@@ -68,6 +72,7 @@ def main(argv):
 
     ax.set_yscale("symlog", linthresh=1.0)
     ax.set_ylim(bottom=0, top=max(200.0, ax.get_ylim()[1]))
+    ax.set_xlim(left=0, right=max(32, max(x for pts in by_mode.values() for x, _, _ in pts) + 2))
     ax.set_xlabel("empty buckets (1024 vbuckets each)")
     ax.set_ylabel("idle CPU, % of one core (symlog)")
     ax.set_title("Idle CPU of syncwrite-server by timeout mode")

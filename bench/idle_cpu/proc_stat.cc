@@ -80,6 +80,16 @@ absl::StatusOr<ProcStat> ParseProcStat(std::string_view text) {
   return st;
 }
 
+absl::StatusOr<uint64_t> ParseSchedstatRuntime(std::string_view text) {
+  const std::vector<std::string_view> fields = SplitSpaces(text);
+  uint64_t ns = 0;
+  if (fields.empty() || !ParseInt(fields[0], ns)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed schedstat line: \"", std::string(text), "\""));
+  }
+  return ns;
+}
+
 absl::StatusOr<ProcStat> ReadProcStat(int pid, const std::filesystem::path& proc_root) {
   absl::StatusOr<std::string> text = ReadSmallFile(proc_root / std::to_string(pid) / "stat");
   if (!text.ok()) return text.status();
@@ -105,13 +115,19 @@ absl::StatusOr<std::vector<ThreadStat>> ListThreads(int pid,
     if (!stat_text.ok() || stat_text->empty()) continue;  // exited since the listing
     absl::StatusOr<ProcStat> st = ParseProcStat(*stat_text);
     if (!st.ok()) return st.status();
-    ThreadStat thread{tid, st->comm, st->ticks()};
+    ThreadStat thread{tid, st->comm, st->ticks(), std::nullopt};
     // The comm file is the name pthread_setname_np wrote; the stat copy is the
     // fallback if the thread exits between the two reads.
     absl::StatusOr<std::string> comm = ReadSmallFile(it->path() / "comm");
     if (comm.ok() && !comm->empty()) {
       if (comm->back() == '\n') comm->pop_back();
       thread.name = std::move(*comm);
+    }
+    if (absl::StatusOr<std::string> sched = ReadSmallFile(it->path() / "schedstat");
+        sched.ok() && !sched->empty()) {
+      absl::StatusOr<uint64_t> ns = ParseSchedstatRuntime(*sched);
+      if (!ns.ok()) return ns.status();
+      thread.runtime_ns = *ns;
     }
     threads.push_back(std::move(thread));
   }

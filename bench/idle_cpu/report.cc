@@ -23,6 +23,9 @@ std::optional<Comparison> Compare(const ScenarioResult& num, const ScenarioResul
     const double one_tick = den.ResolutionPercent();
     c.ratio_at_least = one_tick > 0 ? c.numerator_percent / one_tick : 0;
   }
+  if (num.cpu.runtime_percent && den.cpu.runtime_percent && *den.cpu.runtime_ns > 0) {
+    c.runtime_ratio = *num.cpu.runtime_percent / *den.cpu.runtime_percent;
+  }
   return c;
 }
 
@@ -40,9 +43,26 @@ const ScenarioResult* Find(const std::vector<ScenarioResult>& results, const std
 
 std::string FormatRatio(const std::optional<Comparison>& c) {
   if (!c) return "n/a";
-  if (c->ratio) return absl::StrFormat("%.1fx", *c->ratio);
-  if (c->numerator_percent == 0) return "n/a (both below one tick)";
-  return absl::StrFormat(">= %.1fx (denominator below one tick)", c->ratio_at_least);
+  std::string out;
+  if (c->ratio) {
+    out = absl::StrFormat("%.1fx", *c->ratio);
+  } else if (c->numerator_percent == 0) {
+    out = "n/a (both below one tick)";
+  } else {
+    out = absl::StrFormat(">= %.1fx (denominator below one tick)", c->ratio_at_least);
+  }
+  if (c->runtime_ratio)
+    absl::StrAppend(&out, absl::StrFormat("; schedstat %.1fx", *c->runtime_ratio));
+  return out;
+}
+
+template <typename T>
+nlohmann::json OrNull(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+std::string FormatRuntime(const std::optional<double>& percent) {
+  return percent ? absl::StrFormat("%.3f%%", *percent) : std::string("n/a");
 }
 
 nlohmann::json ComparisonJson(const std::optional<Comparison>& c) {
@@ -52,8 +72,9 @@ nlohmann::json ComparisonJson(const std::optional<Comparison>& c) {
           {"denominator", c->denominator},
           {"numerator_percent", c->numerator_percent},
           {"denominator_percent", c->denominator_percent},
-          {"ratio", c->ratio ? nlohmann::json(*c->ratio) : nlohmann::json(nullptr)},
-          {"ratio_at_least", c->ratio_at_least}};
+          {"ratio", OrNull(c->ratio)},
+          {"ratio_at_least", c->ratio_at_least},
+          {"runtime_ratio", OrNull(c->runtime_ratio)}};
 }
 
 nlohmann::json TargetJson(const std::optional<IdleTarget>& t) {
@@ -114,8 +135,9 @@ std::string FormatScenario(const ScenarioResult& r, unsigned top) {
       "== %s  (%u vbuckets/bucket, interval %u ms, visitor clock %s; window %.2f s, 1 tick = "
       "%.2f%%)\n",
       s.Name(), s.vbuckets, s.interval_ms, s.visitor_clock, r.window_s, r.ResolutionPercent());
-  absl::StrAppend(&out, absl::StrFormat("  %-24s %8.2f%% of one core  (%u ticks)\n", "process",
-                                        r.cpu.process_percent, r.cpu.process_ticks));
+  absl::StrAppend(&out, absl::StrFormat("  %-24s %8.2f%% of one core  (%u ticks; schedstat %s)\n",
+                                        "process", r.cpu.process_percent, r.cpu.process_ticks,
+                                        FormatRuntime(r.cpu.runtime_percent)));
   const size_t shown = std::min<size_t>(top, r.cpu.threads.size());
   for (size_t i = 0; i < shown; ++i) {
     const ThreadUsage& t = r.cpu.threads[i];
@@ -135,10 +157,13 @@ std::string FormatScenario(const ScenarioResult& r, unsigned top) {
 }
 
 std::string FormatSummary(const std::vector<ScenarioResult>& results) {
-  std::string out = absl::StrFormat("%-40s %12s %14s\n", "scenario", "process %", "task runs/s");
+  std::string out = absl::StrFormat("%-40s %12s %12s %14s\n", "scenario", "process %",
+                                    "schedstat %", "task runs/s");
   for (const ScenarioResult& r : results) {
-    absl::StrAppend(&out, absl::StrFormat("%-40s %11.2f%% %14.1f\n", r.scenario.Name(),
-                                          r.cpu.process_percent, r.timeout_task_runs_per_s));
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("%-40s %11.2f%% %12s %14.1f\n", r.scenario.Name(), r.cpu.process_percent,
+                        FormatRuntime(r.cpu.runtime_percent), r.timeout_task_runs_per_s));
   }
   if (const auto c = PollingVsEventDriven(results)) {
     absl::StrAppend(
@@ -164,8 +189,11 @@ nlohmann::json ResultsJson(const MachineInfo& machine, const Options& options,
     const Scenario& s = r.scenario;
     nlohmann::json threads = nlohmann::json::array();
     for (const ThreadUsage& t : r.cpu.threads) {
-      threads.push_back(
-          {{"tid", t.tid}, {"name", t.name}, {"cpu_ticks", t.ticks}, {"cpu_percent", t.percent}});
+      threads.push_back({{"tid", t.tid},
+                         {"name", t.name},
+                         {"cpu_ticks", t.ticks},
+                         {"cpu_percent", t.percent},
+                         {"runtime_ns", OrNull(t.runtime_ns)}});
     }
     scenarios.push_back({{"group", s.group},
                          {"name", s.Name()},
@@ -178,6 +206,8 @@ nlohmann::json ResultsJson(const MachineInfo& machine, const Options& options,
                          {"process_cpu_ticks", r.cpu.process_ticks},
                          {"process_cpu_percent", r.cpu.process_percent},
                          {"resolution_percent", r.ResolutionPercent()},
+                         {"process_runtime_ns", OrNull(r.cpu.runtime_ns)},
+                         {"process_runtime_percent", OrNull(r.cpu.runtime_percent)},
                          {"threads", std::move(threads)},
                          {"timeout_task_runs", r.timeout_task_runs},
                          {"timeout_task_runs_per_s", r.timeout_task_runs_per_s},

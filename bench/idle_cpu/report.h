@@ -9,7 +9,8 @@
 //    "scenarios": [{"group", "name", "mode", "buckets", "vbuckets_per_bucket",
 //                   "visitor_clock", "timeout_task_interval_ms", "window_s",
 //                   "process_cpu_ticks", "process_cpu_percent", "resolution_percent",
-//                   "threads": [{"tid", "name", "cpu_ticks", "cpu_percent"}, ...],
+//                   "process_runtime_ns", "process_runtime_percent",   (null without schedstat)
+//                   "threads": [{"tid", "name", "cpu_ticks", "cpu_percent", "runtime_ns"}, ...],
 //                   "timeout_task_runs", "timeout_task_runs_per_s", "stats_window_s",
 //                   "timeout_tasks", "executor_nonio_threads"}, ...],
 //    "comparisons": {"polling_vs_event_driven": Comparison | null,
@@ -17,7 +18,7 @@
 //    "targets": {"event_driven_idle": {"buckets", "max_percent", "process_cpu_percent",
 //                                      "timeout_task_runs_per_s", "met"} | null}}
 // Comparison: {"buckets", "numerator", "denominator", "numerator_percent",
-//              "denominator_percent", "ratio", "ratio_at_least"}.
+//              "denominator_percent", "ratio", "ratio_at_least", "runtime_ratio"}.
 #pragma once
 
 #include <optional>
@@ -53,12 +54,15 @@ struct ScenarioResult {
 // numerator_percent / denominator_percent for two scenarios with the same
 // bucket count. When the denominator measured zero ticks the ratio is
 // unknown (null) and ratio_at_least bounds it with one tick of resolution.
+// runtime_ratio is the same ratio from the schedstat runtimes (nanoseconds),
+// when both have one and the denominator's is not zero.
 struct Comparison {
   unsigned buckets = 0;
   std::string numerator, denominator;  // scenario names
   double numerator_percent = 0, denominator_percent = 0;
   std::optional<double> ratio;
   double ratio_at_least = 0;
+  std::optional<double> runtime_ratio;
 };
 
 // Polling over event-driven at the largest bucket count measured in both
