@@ -21,7 +21,8 @@
 // any response read on the way with another opaque (an unread pipelined
 // answer, or an error answer to a seqnoAck()) is kept in strayResponses().
 //
-// Not thread-safe: one thread uses a Client at a time. Move-only.
+// Not thread-safe: one thread uses a Client at a time. Move-only; a moved-from
+// Client may only be destroyed or assigned to.
 #pragma once
 
 #include <chrono>
