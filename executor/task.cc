@@ -7,7 +7,9 @@ namespace syncwrite::executor {
 Task::~Task() = default;
 
 void Task::snooze(clock::Duration d) noexcept {
-  wake_time_.store(deadlineAfter(nowRep(), d), std::memory_order_seq_cst);
+  // "Never" needs no clock read (it is the common disarm of an idle timer).
+  const TimeRep wake = d == clock::Duration::max() ? kNeverRep : deadlineAfter(nowRep(), d);
+  wake_time_.store(wake, std::memory_order_seq_cst);
 }
 
 }  // namespace syncwrite::executor
