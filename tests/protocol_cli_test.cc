@@ -132,6 +132,11 @@ TEST(CliOutcomeTest, EveryStatusReads) {
             "durability impossible (server: 1 of 3 nodes)");
   EXPECT_EQ(describeFailure(args, answer(Status::kDurabilityInvalidLevel)),
             "invalid durability level");
+  EXPECT_EQ(describeFailure(args, answer(Status::kDurabilityInvalidLevel,
+                                         "invalid durability level 9 (expected 1..3)")),
+            "invalid durability level 9 (expected 1..3)");
+  EXPECT_EQ(describeFailure(parseOk({"stats", "bogus"}), answer(Status::kKeyNotFound)),
+            "unknown stat group \"bogus\"");
   EXPECT_EQ(describeFailure(args, answer(Status::kNotMyVbucket)), "not my vbucket (vbucket 98)");
   EXPECT_EQ(describeFailure(args, answer(Status::kNoBucket)), "no bucket");
   EXPECT_EQ(describeFailure(args, answer(Status::kEinval, "key too long")),

@@ -13,6 +13,13 @@ using protocol::Status;
 std::string serverSays(const std::string& context) {
   return context.empty() ? "" : absl::StrCat(" (server: ", context, ")");
 }
+
+// `base`, with the server's context: the context alone when it already starts
+// with `base` (no "invalid durability level (server: invalid durability level 9)").
+std::string withContext(std::string_view base, const std::string& context) {
+  if (!context.empty() && absl::StartsWithIgnoreCase(context, std::string(base))) return context;
+  return absl::StrCat(std::string(base), serverSays(context));
+}
 }  // namespace
 
 std::string describeFailure(const CliArgs& args, const protocol::Response& response) {
@@ -44,21 +51,25 @@ std::string describeFailure(const CliArgs& args, const protocol::Response& respo
       return absl::StrCat("ambiguous: durability timeout after ", after);
     }
     case Status::kKeyNotFound:
+      if (args.command == Command::kStats) {
+        if (absl::StartsWithIgnoreCase(context, "unknown stat group")) return context;
+        return absl::StrCat("unknown stat group \"", args.key, "\"", serverSays(context));
+      }
       return "not found";
     case Status::kKeyExists:
       return absl::StrCat("key exists: ", args.key);
     case Status::kSyncWriteInProgress:
       return absl::StrCat("sync write in progress on ", args.key);
     case Status::kDurabilityImpossible:
-      return absl::StrCat("durability impossible", serverSays(context));
+      return withContext("durability impossible", context);
     case Status::kDurabilityInvalidLevel:
-      return absl::StrCat("invalid durability level", serverSays(context));
+      return withContext("invalid durability level", context);
     case Status::kNotMyVbucket:
       return absl::StrCat(
           "not my vbucket (vbucket ",
           args.command == Command::kSetVbucket ? args.target_vbucket : args.vbucketOfKey(), ")");
     case Status::kNoBucket:
-      return absl::StrCat("no bucket", serverSays(context));
+      return withContext("no bucket", context);
     case Status::kEinval:
       return absl::StrCat("invalid arguments", context.empty() ? "" : ": ", context);
     case Status::kTooBig:
