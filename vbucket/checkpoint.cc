@@ -14,12 +14,23 @@ void EntryChain::append(EntryChain other) noexcept {
   bytes += other.bytes;
 }
 
+void releaseEntry(CheckpointEntry* entry) noexcept {
+  if (entry->own_allocation) {
+    delete entry;
+    return;
+  }
+  // The entry lives in the block this reference keeps alive: move the
+  // reference out first, so the block is freed (if it is) after the last
+  // touch of the entry.
+  const QueuedItem last = std::move(entry->item);
+}
+
 void freeChain(EntryChain chain) noexcept {
   CheckpointLink* link = chain.first;
   while (link != nullptr) {
     auto* entry = static_cast<CheckpointEntry*>(link);
     link = entry->next;
-    delete entry;
+    releaseEntry(entry);
   }
 }
 
@@ -64,6 +75,7 @@ EntryChain Checkpoint::copyThenEraseThrough(CheckpointEntry* through) {
     const auto* entry = static_cast<const CheckpointEntry*>(link);
     auto* dup = new CheckpointEntry(*entry);
     dup->next = nullptr;
+    dup->own_allocation = true;
     copy.append({dup, dup, 1, CheckpointEntry::entryBytes(*dup->item)});
     if (entry == through) break;
   }

@@ -32,6 +32,10 @@ struct CheckpointEntry : CheckpointLink {
   QueuedItem item;
   uint64_t ordinal = 0;        // 1-based, among everything appended to the checkpoint
   uint64_t bytes_through = 0;  // sum of entryBytes() of entries 1..ordinal
+  // True for an entry allocated on its own (new); false for one that lives in
+  // the same heap block as its item (CheckpointManager::queue allocates both
+  // at once), which `item` keeps alive until the entry is released.
+  bool own_allocation = true;
 
   // Bytes one entry accounts for in checkpoint memory statistics.
   static size_t entryBytes(const Item& item) noexcept {
@@ -52,7 +56,12 @@ struct EntryChain {
   void append(EntryChain other) noexcept;
 };
 
-// Deletes every entry of `chain` (dropping its item references). O(count).
+// Releases one entry: deletes it, or, for one in its item's block, drops the
+// block reference it holds (freeing the block unless a reader still holds
+// the item). The entry must not be touched afterwards.
+void releaseEntry(CheckpointEntry* entry) noexcept;
+
+// Releases every entry of `chain`. O(count).
 void freeChain(EntryChain chain) noexcept;
 
 class Checkpoint {

@@ -19,13 +19,31 @@ uint64_t CheckpointManager::openCheckpointLocked() {
   return id;
 }
 
+namespace {
+
+// One heap allocation per queued item: the item, its checkpoint entry and
+// (through make_shared) the reference counts. The entry's `item` is the
+// checkpoint's reference to the block; releasing the entry (releaseEntry)
+// drops it, and the block goes when no reader holds the item either.
+struct QueuedBlock {
+  Item item;
+  CheckpointEntry entry;
+};
+
+}  // namespace
+
 QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string value, Cas cas,
                                     bool deleted) {
   // Allocate outside the lock; the seqno is filled in under it, before any
   // other thread can see the item.
-  auto item = std::make_shared<Item>(Item{op, std::move(key), std::move(value), cas, 0, deleted});
-  auto entry = std::make_unique<CheckpointEntry>();
-  entry->item = item;
+  auto block = std::make_shared<QueuedBlock>(
+      QueuedBlock{Item{op, std::move(key), std::move(value), cas, 0, deleted}, {}});
+  Item* item = &block->item;
+  CheckpointEntry* entry = &block->entry;
+  entry->own_allocation = false;
+  entry->item = QueuedItem(block, item);
+  QueuedItem result = entry->item;
+  block.reset();
 
   std::lock_guard lock(mutex_);
   if (options_.max_items_per_checkpoint != 0 &&
@@ -34,9 +52,9 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
   }
   const Seqno seqno = high_seqno_.load(std::memory_order_relaxed) + 1;
   item->seqno = seqno;
-  checkpoints_.back().append(entry.release());
+  checkpoints_.back().append(entry);
   high_seqno_.store(seqno, std::memory_order_release);
-  return item;
+  return result;
 }
 
 uint64_t CheckpointManager::createCheckpoint() {
