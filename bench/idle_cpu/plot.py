@@ -48,14 +48,14 @@ def main(argv):
         ax.plot(xs, ys, marker="o", color=color, label=f"syncwrite, {mode}")
         for x, y, precise in points:
             # Below one tick the schedstat figure says how far below.
-            label = f"{y:.2f}%" if y > 0 or precise is None else f"{y:.1f}% ({precise:.3f}%)"
+            label = f"{y:.2f}%" if y > 0 or precise is None else f"0 ticks ({precise:.2g}%)"
             ax.annotate(label, (x, y), textcoords="offset points", xytext=(4, 6),
                         fontsize=8, color=color)
         if mode in KV_ENGINE_REFERENCE:
             ref = KV_ENGINE_REFERENCE[mode]
             ax.plot([30], [ref], marker="s", markerfacecolor="none", linestyle="none",
                     color=color, label=f"kv_engine, {mode} (top)")
-            ax.annotate(f"{ref}%", (30, ref), textcoords="offset points", xytext=(4, -12),
+            ax.annotate(f"{ref}%", (30, ref), textcoords="offset points", xytext=(-38, -3),
                         fontsize=8, color=color)
 
     note = []
@@ -77,7 +77,7 @@ def main(argv):
     ax.set_ylabel("idle CPU, % of one core (symlog)")
     ax.set_title("Idle CPU of syncwrite-server by timeout mode")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="center right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0.0, 0.88))
     fig.tight_layout()
     fig.savefig(argv[2])
     print(f"plot.py: wrote {argv[2]}")
