@@ -14,21 +14,40 @@ void AckState::setTopology(ReplicationTopology topology) {
 }
 
 void AckState::keepAcksOfCurrentReplicas() {
-  absl::flat_hash_map<std::string, Seqno> acks;
+  std::vector<std::string> replicas;
+  std::vector<Seqno> acks;
+  std::vector<std::vector<uint8_t>> chain_slots;
   for (const ReplicationChain& chain : topology_.chains()) {
+    std::vector<uint8_t>& slots = chain_slots.emplace_back();
     for (const std::string& replica : chain.replicas) {
       if (replica.empty()) continue;
-      auto previous = replica_acks_.find(replica);
-      acks[replica] = previous == replica_acks_.end() ? 0 : previous->second;
+      auto it = std::find(replicas.begin(), replicas.end(), replica);
+      if (it == replicas.end()) {
+        const int previous = slotOf(replica);
+        replicas.push_back(replica);
+        acks.push_back(previous < 0 ? 0 : acks_[static_cast<size_t>(previous)]);
+        it = replicas.end() - 1;
+      }
+      slots.push_back(static_cast<uint8_t>(it - replicas.begin()));
     }
   }
-  replica_acks_ = std::move(acks);
+  replicas_ = std::move(replicas);
+  acks_ = std::move(acks);
+  chain_slots_ = std::move(chain_slots);
+}
+
+int AckState::slotOf(const std::string& node) const noexcept {
+  for (size_t i = 0; i < replicas_.size(); ++i) {
+    if (replicas_[i] == node) return static_cast<int>(i);
+  }
+  return -1;
 }
 
 bool AckState::seqnoAck(const std::string& node, Seqno prepared_seqno) {
-  auto it = replica_acks_.find(node);
-  if (it == replica_acks_.end()) return false;
-  it->second = std::max(it->second, prepared_seqno);
+  const int slot = slotOf(node);
+  if (slot < 0) return false;
+  Seqno& acked = acks_[static_cast<size_t>(slot)];
+  acked = std::max(acked, prepared_seqno);
   return true;
 }
 
@@ -38,21 +57,18 @@ void AckState::localPersistence(Seqno persisted_seqno) noexcept {
 
 bool AckState::isSatisfied(Seqno seqno, Level level) const noexcept {
   if (needsActivePersistence(level) && persisted_seqno_ < seqno) return false;
-  for (const ReplicationChain& chain : topology_.chains()) {
-    size_t acks = 1;  // the active, checked above
-    for (const std::string& replica : chain.replicas) {
-      if (replica.empty()) continue;
-      auto it = replica_acks_.find(replica);
-      if (it != replica_acks_.end() && it->second >= seqno) ++acks;
-    }
-    if (acks < chain.majority()) return false;
+  const std::vector<ReplicationChain>& chains = topology_.chains();
+  for (size_t c = 0; c < chains.size(); ++c) {
+    size_t acked = 1;  // the active, checked above
+    for (const uint8_t slot : chain_slots_[c]) acked += acks_[slot] >= seqno ? 1 : 0;
+    if (acked < chains[c].majority()) return false;
   }
   return true;
 }
 
 Seqno AckState::ackedSeqno(const std::string& node) const noexcept {
-  auto it = replica_acks_.find(node);
-  return it == replica_acks_.end() ? 0 : it->second;
+  const int slot = slotOf(node);
+  return slot < 0 ? 0 : acks_[static_cast<size_t>(slot)];
 }
 
 }  // namespace syncwrite::durability

@@ -19,8 +19,6 @@
 #include <string>
 #include <vector>
 
-#include <absl/container/flat_hash_map.h>
-
 #include "durability/level.h"
 #include "durability/topology.h"
 
@@ -46,7 +44,8 @@ class AckState {
   void localPersistence(Seqno persisted_seqno) noexcept;
 
   // True when every chain has a majority of acks for `seqno` at `level`,
-  // the active among them. Cost: O(nodes), at most 8.
+  // the active among them. Cost: O(nodes), at most 8 — a loop over small
+  // arrays, no hashing: it runs on every commit attempt.
   bool isSatisfied(Seqno seqno, Level level) const noexcept;
 
   // What `node` has acked (0 for none or an unknown node).
@@ -54,11 +53,17 @@ class AckState {
   Seqno persistedSeqno() const noexcept { return persisted_seqno_; }
 
  private:
-  // One entry per defined replica of topology_: its ack if it had one, else 0.
+  // Rebuilds replicas_/acks_/chain_slots_ for topology_, keeping the ack
+  // of every replica that was in the previous topology.
   void keepAcksOfCurrentReplicas();
+  // The slot of `node` in replicas_, or -1. A linear search of at most six
+  // names (two chains of three): cheaper than hashing the name.
+  int slotOf(const std::string& node) const noexcept;
 
   ReplicationTopology topology_;
-  absl::flat_hash_map<std::string, Seqno> replica_acks_;
+  std::vector<std::string> replicas_;              // each defined replica once
+  std::vector<Seqno> acks_;                        // acks_[i]: what replicas_[i] acked
+  std::vector<std::vector<uint8_t>> chain_slots_;  // per chain: its replicas' slots
   Seqno persisted_seqno_ = 0;
 };
 
