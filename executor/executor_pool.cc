@@ -108,7 +108,8 @@ void ExecutorPool::Impl::workerLoop(size_t index) {
   const std::string name = "NonIoPool" + std::to_string(index);
   pthread_setname_np(pthread_self(), name.c_str());
   tl_worker = index;
-  while (TaskPtr task = ready.pop()) runOnce(task, index);
+  ReadyQueue::SpinBudget spin;
+  while (TaskPtr task = ready.pop(spin)) runOnce(task, index);
 }
 
 void ExecutorPool::Impl::runOnce(const TaskPtr& task, size_t worker) {

@@ -1,6 +1,9 @@
 #include "executor/ready_queue.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <thread>
+#include <utility>
 
 #include "executor/task_access.h"
 
@@ -15,7 +18,14 @@ inline void cpuRelax() noexcept {
 #endif
 }
 
+constexpr size_t kMask = ReadyQueue::kRingSize - 1;
+static_assert((ReadyQueue::kRingSize & kMask) == 0, "kRingSize must be a power of two");
+
 }  // namespace
+
+ReadyQueue::ReadyQueue() : cells_(kRingSize) {
+  for (size_t i = 0; i < kRingSize; ++i) cells_[i].seq.store(i, std::memory_order_relaxed);
+}
 
 bool ReadyQueue::enqueueIfWaiting(const TaskPtr& task) {
   TaskRecord& rec = TaskAccess::record(*task);
@@ -29,85 +39,143 @@ bool ReadyQueue::enqueueIfWaiting(const TaskPtr& task) {
 }
 
 void ReadyQueue::push(TaskPtr task) {
-  bool notify;
-  {
-    std::lock_guard lock(mu_);
-    pushLocked(std::move(task));
-    notify = sleepers_ > 0;
+  // Once the ring has overflowed, later pushes queue behind the overflow until
+  // it drains, so that order stays FIFO.
+  if (overflow_size_.load(std::memory_order_acquire) != 0 || !tryPushRing(task)) {
+    std::lock_guard lock(overflow_mu_);
+    overflow_.push_back(std::move(task));
+    overflow_size_.store(overflow_.size(), std::memory_order_release);
   }
-  if (notify) cv_.notify_one();
+  notifySleeper();
 }
 
-ReadyQueue::TaskPtr ReadyQueue::pop() {
+// Vyukov's bounded MPMC queue: cell i is free for the push at position p when
+// its seq is p, and holds the task of that push once seq is p + 1.
+bool ReadyQueue::tryPushRing(TaskPtr& task) {
+  size_t pos = tail_.load(std::memory_order_relaxed);
   for (;;) {
-    std::unique_lock lock(mu_);
-    if (stopped_) return nullptr;
-    if (count_ == 0) {
-      lock.unlock();
-      if (spinUntilNonEmpty()) continue;
-      lock.lock();
-      ++sleepers_;
-      cv_.wait(lock, [this] { return stopped_ || count_ != 0; });
-      --sleepers_;
-      if (stopped_) return nullptr;
+    Cell& cell = cells_[pos & kMask];
+    const size_t seq = cell.seq.load(std::memory_order_acquire);
+    const auto dif = static_cast<intptr_t>(seq) - static_cast<intptr_t>(pos);
+    if (dif == 0) {
+      if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+        cell.task = std::move(task);
+        cell.seq.store(pos + 1, std::memory_order_release);
+        return true;
+      }
+    } else if (dif < 0) {
+      return false;  // full
+    } else {
+      pos = tail_.load(std::memory_order_relaxed);
     }
-    return popLocked();
   }
 }
 
-bool ReadyQueue::spinUntilNonEmpty() const {
-  const auto give_up = std::chrono::steady_clock::now() + kSpinFor;
+ReadyQueue::TaskPtr ReadyQueue::tryPopRing() {
+  size_t pos = head_.load(std::memory_order_relaxed);
+  for (;;) {
+    Cell& cell = cells_[pos & kMask];
+    const size_t seq = cell.seq.load(std::memory_order_acquire);
+    const auto dif = static_cast<intptr_t>(seq) - static_cast<intptr_t>(pos + 1);
+    if (dif == 0) {
+      if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+        TaskPtr task = std::move(cell.task);
+        cell.seq.store(pos + kRingSize, std::memory_order_release);
+        return task;
+      }
+    } else if (dif < 0) {
+      return nullptr;  // empty
+    } else {
+      pos = head_.load(std::memory_order_relaxed);
+    }
+  }
+}
+
+ReadyQueue::TaskPtr ReadyQueue::tryPop() {
+  if (TaskPtr task = tryPopRing()) return task;
+  if (overflow_size_.load(std::memory_order_acquire) == 0) return nullptr;
+  std::lock_guard lock(overflow_mu_);
+  if (overflow_.empty()) return nullptr;
+  TaskPtr task = std::move(overflow_.front());
+  overflow_.pop_front();
+  overflow_size_.store(overflow_.size(), std::memory_order_release);
+  return task;
+}
+
+bool ReadyQueue::maybeNonEmpty() const {
+  const size_t pos = head_.load(std::memory_order_relaxed);
+  return cells_[pos & kMask].seq.load(std::memory_order_acquire) == pos + 1 ||
+         overflow_size_.load(std::memory_order_relaxed) != 0 ||
+         stopping_.load(std::memory_order_relaxed);
+}
+
+void ReadyQueue::notifySleeper() {
+  // Pairs with the fence in pop(): either this load sees the sleeper, or the
+  // sleeper's last look at the queue sees what was just pushed.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_relaxed) > 0) {
+    epoch_.fetch_add(1, std::memory_order_release);
+    epoch_.notify_one();
+  }
+}
+
+ReadyQueue::TaskPtr ReadyQueue::pop(SpinBudget& budget) {
+  for (;;) {
+    if (stopping_.load(std::memory_order_acquire)) return nullptr;
+    if (TaskPtr task = tryPop()) return task;
+    if (spin(budget)) continue;
+    sleepers_.fetch_add(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    const uint32_t epoch = epoch_.load(std::memory_order_acquire);
+    TaskPtr task;
+    if (!stopping_.load(std::memory_order_acquire) && (task = tryPop()) == nullptr) {
+      epoch_.wait(epoch, std::memory_order_acquire);
+    }
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    if (task) return task;
+  }
+}
+
+bool ReadyQueue::spin(SpinBudget& budget) const {
+  const auto give_up = std::chrono::steady_clock::now() + budget.next;
   for (unsigned i = 1;; ++i) {
-    if (size_.load(std::memory_order_acquire) != 0 || stopping_.load(std::memory_order_acquire)) {
+    if (maybeNonEmpty()) {
+      budget.next = kMaxSpin;  // work is coming in bursts: keep spinning fully
       return true;
     }
     cpuRelax();
-    if (i % 64 == 0) {
-      if (std::chrono::steady_clock::now() >= give_up) return false;
+    if (i % 16 == 0) {
+      if (std::chrono::steady_clock::now() >= give_up) {
+        budget.next = std::max(budget.next / 2, kMinSpin);
+        return false;
+      }
       // Another runnable thread (on an oversubscribed machine, perhaps the
       // one about to push) gets the core.
-      std::this_thread::yield();
+      if (i % 64 == 0) std::this_thread::yield();
     }
   }
 }
 
 void ReadyQueue::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopped_ = true;
-    stopping_.store(true, std::memory_order_release);
-  }
-  cv_.notify_all();
+  stopping_.store(true, std::memory_order_seq_cst);
+  epoch_.fetch_add(1, std::memory_order_seq_cst);
+  epoch_.notify_all();
 }
 
 void ReadyQueue::removeIf(const std::function<bool(const Task&)>& pred) {
-  std::lock_guard lock(mu_);
-  for (size_t n = count_; n > 0; --n) {
-    TaskPtr task = popLocked();
-    if (!pred(*task)) pushLocked(std::move(task));
-  }
-}
-
-void ReadyQueue::pushLocked(TaskPtr task) {
-  if (count_ == ring_.size()) {
-    std::vector<TaskPtr> bigger(ring_.size() * 2);
-    for (size_t i = 0; i < count_; ++i) {
-      bigger[i] = std::move(ring_[(head_ + i) & (ring_.size() - 1)]);
+  std::vector<TaskPtr> keep;
+  {
+    std::lock_guard lock(overflow_mu_);
+    while (TaskPtr task = tryPopRing()) {
+      if (!pred(*task)) keep.push_back(std::move(task));
     }
-    ring_.swap(bigger);
-    head_ = 0;
+    for (TaskPtr& task : overflow_) {
+      if (!pred(*task)) keep.push_back(std::move(task));
+    }
+    overflow_.clear();
+    overflow_size_.store(0, std::memory_order_release);
   }
-  ring_[(head_ + count_) & (ring_.size() - 1)] = std::move(task);
-  ++count_;
-  size_.store(count_, std::memory_order_release);
-}
-
-ReadyQueue::TaskPtr ReadyQueue::popLocked() {
-  TaskPtr task = std::move(ring_[head_]);
-  head_ = (head_ + 1) & (ring_.size() - 1);
-  --count_;
-  size_.store(count_, std::memory_order_release);
-  return task;
+  for (TaskPtr& task : keep) push(std::move(task));
 }
 
 }  // namespace syncwrite::executor

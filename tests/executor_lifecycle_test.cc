@@ -183,5 +183,40 @@ TEST(ExecutorPool, DestructionJoinsAndReleasesEveryTask) {
   EXPECT_EQ(0, runs.count());
 }
 
+// More due tasks than the ready ring holds (1024) spill into its overflow list;
+// they still run once each, in the order they were queued, and an unregister
+// drops the owner's entries from both the ring and the overflow.
+TEST(ExecutorPool, ABacklogBeyondTheReadyRingRunsInOrderAndUnregisterDropsIt) {
+  ExecutorPool pool(1);
+  constexpr int kTasks = 3000;
+  std::mutex mu;
+  std::vector<int> order;
+  NullTaskable kept_owner;
+  NullTaskable dropped_owner;
+  auto record = [&](int i) {
+    return [&mu, &order, i](Task&) {
+      std::lock_guard lock(mu);
+      order.push_back(i);
+      return false;
+    };
+  };
+  Blocker blocker(pool);
+  std::vector<std::shared_ptr<LambdaTask>> dropped;
+  for (int i = 0; i < kTasks; ++i) {
+    ASSERT_NE(kNoTask, pool.schedule(std::make_shared<LambdaTask>(kept_owner, record(i))));
+    auto task = std::make_shared<LambdaTask>(dropped_owner, record(-1));
+    ASSERT_NE(kNoTask, pool.schedule(task));
+    dropped.push_back(std::move(task));
+  }
+  pool.unregisterTaskable(dropped_owner);
+  for (const auto& task : dropped) EXPECT_EQ(1, task.use_count());
+  blocker.release();
+  fence(pool);
+  std::vector<int> expected(kTasks);
+  for (int i = 0; i < kTasks; ++i) expected[i] = i;
+  std::lock_guard lock(mu);
+  EXPECT_EQ(expected, order);
+}
+
 }  // namespace
 }  // namespace syncwrite::executor
