@@ -1,5 +1,6 @@
 #include "vbucket/checkpoint_manager.h"
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -67,7 +68,10 @@ bool CheckpointManager::registerCursor(std::string name) {
   auto first = checkpoints_.begin();
   auto [it, inserted] =
       cursors_.try_emplace(std::move(name), Cursor{first, first->sentinel(), first->numExpelled()});
-  if (inserted) first->addCursor();
+  if (inserted) {
+    first->addCursor();
+    cursor_list_.push_back(&it->second);
+  }
   return inserted;
 }
 
@@ -76,6 +80,7 @@ bool CheckpointManager::removeCursor(std::string_view name) {
   auto it = cursors_.find(name);
   if (it == cursors_.end()) return false;
   it->second.checkpoint->removeCursor();
+  cursor_list_.erase(std::find(cursor_list_.begin(), cursor_list_.end(), &it->second));
   cursors_.erase(it);
   return true;
 }
@@ -146,7 +151,7 @@ void CheckpointManager::removeUnreferencedCheckpoints(ExpelledItems& out) {
 ExpelledItems CheckpointManager::extractItemsToExpel(ExpelMethod method) {
   ExpelledItems out;
   std::lock_guard lock(mutex_);
-  for (auto& [name, cursor] : cursors_) skipFinishedCheckpoints(cursor);
+  for (Cursor* cursor : cursor_list_) skipFinishedCheckpoints(*cursor);
   removeUnreferencedCheckpoints(out);
 
   auto oldest = checkpoints_.begin();
@@ -156,9 +161,10 @@ ExpelledItems CheckpointManager::extractItemsToExpel(ExpelMethod method) {
   } else {
     // The slowest cursor in the oldest checkpoint bounds what can go.
     const Cursor* slowest = nullptr;
-    for (const auto& [name, cursor] : cursors_) {
-      if (cursor.checkpoint == oldest && (slowest == nullptr || cursor.passed < slowest->passed)) {
-        slowest = &cursor;
+    for (const Cursor* cursor : cursor_list_) {
+      if (cursor->checkpoint == oldest &&
+          (slowest == nullptr || cursor->passed < slowest->passed)) {
+        slowest = cursor;
       }
     }
     if (slowest->passed > oldest->numExpelled()) {
@@ -172,8 +178,8 @@ ExpelledItems CheckpointManager::extractItemsToExpel(ExpelMethod method) {
   // Cursors that stood on the last expelled entry now stand on the sentinel:
   // the same place in the log, since the sentinel is followed by what
   // followed that entry.
-  for (auto& [name, cursor] : cursors_) {
-    if (cursor.position == through) cursor.position = oldest->sentinel();
+  for (Cursor* cursor : cursor_list_) {
+    if (cursor->position == through) cursor->position = oldest->sentinel();
   }
   return out;
 }

@@ -39,6 +39,8 @@
 #include <string_view>
 #include <vector>
 
+#include <absl/container/inlined_vector.h>
+
 #include "vbucket/checkpoint.h"
 #include "vbucket/expelled_items.h"
 #include "vbucket/item.h"
@@ -125,6 +127,14 @@ class CheckpointManager {
   mutable std::mutex mutex_;
   std::list<Checkpoint> checkpoints_;  // never empty; back() is open
   std::map<std::string, Cursor, std::less<>> cursors_;
+  // The same cursors, for the walks over all of them (expel makes three).
+  // An array inside the manager, so a walk reads the manager's own lines and
+  // the cursors — which every read keeps warm — and not the map's tree links,
+  // which nothing else touches between registerCursor() and expel: after a
+  // large fill they are cold, and walking them cost a cache miss per expel
+  // (cachegrind: the one D1 miss of an expel was in _Rb_tree_increment).
+  // Map nodes do not move, so the pointers stay valid until removeCursor().
+  absl::InlinedVector<Cursor*, 4> cursor_list_;
   uint64_t next_checkpoint_id_ = 1;
   // Totals of checkpoints removed whole (the others count their own, so
   // queue and expel touch no counter here).
