@@ -3,7 +3,14 @@
 //
 //   CheckpointBench/ExtractItemsToExpel/N       items leave by relinking: O(1)
 //   CheckpointBench/ExtractItemsToExpelCopy/N   the baseline: copy, then erase
-//   VisitorBench/CappedVisit/<clock>            1024 empty active vbuckets
+//   CheckpointBench/ExtractOneAfterTraffic/M    the control: expel 1 item after
+//                                               M items went through another
+//                                               manager (same cache state as
+//                                               ExtractItemsToExpel/M, N = 1)
+//   VisitorBench/CappedVisit/<clock>            1024 empty active vbuckets; the
+//                                               coarse clock is read as production
+//                                               reads it (TickedCoarseClock, a
+//                                               lease per pass)
 //
 // The checkpoint benchmarks time only the extraction call — lock, detach,
 // unlock — with manual timing: filling the checkpoint before it and freeing
@@ -54,6 +61,37 @@ void BM_ExtractItemsToExpel(benchmark::State& state, ExpelMethod method) {
   state.SetItemsProcessed(static_cast<int64_t>(expelled));
 }
 
+// The control for the N-dependence of the above: the extraction of a single
+// item, timed after `traffic` items were queued and read through *another*
+// manager. Were ExtractItemsToExpel/10000 dearer than /1 because of N, this
+// would cost what /1 does; it costs what /10000 does when the difference is
+// the state the O(N) fill leaves (caches and TLBs cold for the extraction's
+// code and the manager's lines), which the extraction cannot avoid.
+void BM_ExtractOneAfterTraffic(benchmark::State& state) {
+  const auto traffic = static_cast<int>(state.range(0));
+  size_t expelled = 0;
+  for (auto _ : state) {
+    CheckpointManager manager(CheckpointOptions{.max_items_per_checkpoint = 0});
+    manager.registerCursor("persistence");
+    // Kept until after the timed call, like the fill of ExtractItemsToExpel.
+    CheckpointManager other(CheckpointOptions{.max_items_per_checkpoint = 0});
+    other.registerCursor("persistence");
+    for (int i = 0; i < traffic; ++i) other.queue(QueueOp::kMutation, "key", "value", 1);
+    while (!other.readItems("persistence", 256).empty()) {
+    }
+    manager.queue(QueueOp::kMutation, "key", "value", 1);
+    while (!manager.readItems("persistence", 256).empty()) {
+    }
+
+    const auto start = std::chrono::steady_clock::now();
+    ExpelledItems items = manager.extractItemsToExpel();
+    const auto end = std::chrono::steady_clock::now();
+    state.SetIterationTime(std::chrono::duration<double>(end - start).count());
+    expelled += items.count();
+  }
+  if (expelled != static_cast<size_t>(state.iterations())) state.SkipWithError("miscount");
+}
+
 // Manual time would let the library run millions of iterations of the O(1)
 // case, each paying an O(N) fill; a fixed count bounds the run.
 void expelArgs(benchmark::internal::Benchmark* b) {
@@ -68,6 +106,11 @@ BENCHMARK_CAPTURE(BM_ExtractItemsToExpel, splice, ExpelMethod::kSplice)
 BENCHMARK_CAPTURE(BM_ExtractItemsToExpel, copy, ExpelMethod::kCopy)
     ->Name("CheckpointBench/ExtractItemsToExpelCopy")
     ->Apply(expelArgs)
+    ->Iterations(2000);
+BENCHMARK(BM_ExtractOneAfterTraffic)
+    ->Name("CheckpointBench/ExtractOneAfterTraffic")
+    ->Arg(10000)
+    ->UseManualTime()
     ->Iterations(2000);
 
 // What a polling visitor does to a vbucket with no SyncWrite: one atomic load.
