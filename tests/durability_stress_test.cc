@@ -124,10 +124,40 @@ TEST(DurabilityStressTest, EveryWriteResolvesOnceAndInSeqnoOrder) {
   stop.store(true);
   for (size_t t = kWriters; t < threads.size(); ++t) threads[t].join();
 
+  // Whatever the scheduling, end with one write that commits and one that
+  // times out, each behind whatever its vbucket still holds, so that both
+  // outcomes are exercised in every run.
+  auto record = [&](uint64_t id) {
+    return [&, id](const Resolution& res) {
+      std::lock_guard lock(results_mutex);
+      ++calls[id];
+      resolutions[id] = res;
+    };
+  };
+  constexpr uint64_t kCommitId = 1'000'000, kTimeoutId = 1'000'001;
+  const WriteResult to_commit =
+      bucket->write(0, WriteRequest{WriteOp::kSet, "final-commit", "v", kCommitId, Requirements{}},
+                    record(kCommitId));
+  ASSERT_EQ(to_commit.status, WriteStatus::kPending);
+  accepted.fetch_add(1);
+  bucket->notifyLocalPersistence(0, to_commit.seqno);
+  bucket->seqnoAcknowledged(0, "replica1", to_commit.seqno);
+  const WriteResult to_time_out =
+      bucket->write(1,
+                    WriteRequest{WriteOp::kSet, "final-timeout", "v", kTimeoutId,
+                                 Requirements{Level::kMajority, *Timeout::fromMillis(1)}},
+                    record(kTimeoutId));
+  ASSERT_EQ(to_time_out.status, WriteStatus::kPending);
+  accepted.fetch_add(1);
+
   // Let what is left time out through the current mode, then delete the
   // bucket: whatever is still in flight is answered then.
   clock.advance(1s);
   bucket->checkTimeoutsNow();
+  ASSERT_TRUE(testing::eventually([&] {
+    std::lock_guard lock(results_mutex);
+    return calls.count(kTimeoutId) == 1;
+  }));
   bucket.reset();
 
   std::lock_guard lock(results_mutex);
