@@ -8,6 +8,15 @@ namespace {
 
 constexpr clock::Duration::rep kNeverRep = clock::kNever.time_since_epoch().count();
 
+// The resolution of `prepare`'s write, before saying how it resolved.
+Resolution resolutionOf(const vbucket::Item& prepare, Vbid vbid) noexcept {
+  Resolution r;
+  r.vbid = vbid;
+  r.prepare_seqno = prepare.seqno;
+  r.cas = prepare.cas;
+  return r;
+}
+
 bool isKnownLevel(Level level) noexcept {
   return level == Level::kMajority || level == Level::kMajorityAndPersistOnMaster ||
          level == Level::kPersistToMajority;
@@ -121,12 +130,9 @@ void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
     } else {
       vb_.hashTable().setCommitted(head.prepare);
     }
-    Resolution r;
+    Resolution r = resolutionOf(prepare, vb_.id());
     r.committed = true;
-    r.vbid = vb_.id();
-    r.prepare_seqno = prepare.seqno;
     r.resolution_seqno = commit->seqno;
-    r.cas = prepare.cas;
     resolved.add(std::move(head.completion), r);
     ++counters_.committed;
     popHeadLocked();
@@ -149,13 +155,9 @@ void ActiveDurabilityMonitor::processTimeout(clock::TimePoint now, ResolvedWrite
     const vbucket::Item& prepare = *head.prepare;
     const vbucket::QueuedItem abort = vb_.checkpointManager().queue(
         vbucket::QueueOp::kAbort, prepare.key, std::string(), prepare.cas, prepare.deleted);
-    Resolution r;
-    r.committed = false;
+    Resolution r = resolutionOf(prepare, vb_.id());
     r.reason = AmbiguousReason::kTimeout;
-    r.vbid = vb_.id();
-    r.prepare_seqno = prepare.seqno;
     r.resolution_seqno = abort->seqno;
-    r.cas = prepare.cas;
     resolved.add(std::move(head.completion), r);
     ++counters_.aborted_timeout;
     popHeadLocked();
@@ -175,12 +177,8 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
   if (writes_.empty()) return;
   keys_.clear();
   for (TrackedWrite& w : writes_) {
-    Resolution r;
-    r.committed = false;
-    r.reason = reason;
-    r.vbid = vb_.id();
-    r.prepare_seqno = w.prepare->seqno;
-    r.cas = w.prepare->cas;
+    Resolution r = resolutionOf(*w.prepare, vb_.id());
+    r.reason = reason;  // ambiguous, nothing queued
     resolved.add(std::move(w.completion), r);
   }
   counters_.ambiguous_other += writes_.size();
