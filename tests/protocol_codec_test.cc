@@ -13,6 +13,7 @@
 #include "server/protocol/frame_info.h"
 #include "server/protocol/packet_reader.h"
 #include "server/protocol/request_encoder.h"
+#include "tests/protocol_test_support.h"
 
 namespace syncwrite::server::protocol {
 namespace {
@@ -21,35 +22,9 @@ using durability::Level;
 using durability::Timeout;
 using ::testing::HasSubstr;
 
-std::string bytesOf(std::initializer_list<int> values) {
-  std::string out;
-  for (int v : values) out.push_back(static_cast<char>(v));
-  return out;
-}
+using testing::bytesOf;
 
-// Frames `bytes` with a PacketReader (one packet expected) and parses it.
-// The bytes are kept alive in `storage_` so the Request's views stay valid.
-class CodecTest : public ::testing::Test {
- protected:
-  ParseResult parse(std::string bytes) {
-    storage_.push_back(std::move(bytes));
-    reader_ = std::make_unique<PacketReader>(PacketReader::Direction::kRequests);
-    reader_->feed(storage_.back());
-    const auto next = reader_->next();
-    EXPECT_EQ(next.result, PacketReader::Result::kPacket);
-    EXPECT_EQ(reader_->buffered(), 0u) << "the encoder wrote more than one packet";
-    return parseRequest(next.packet);
-  }
-
-  ParseResult parseOk(std::string bytes) {
-    ParseResult result = parse(std::move(bytes));
-    EXPECT_TRUE(result.ok()) << toString(result.status) << ": " << result.message;
-    return result;
-  }
-
-  std::vector<std::string> storage_;
-  std::unique_ptr<PacketReader> reader_;
-};
+class CodecTest : public testing::ParsingTest {};
 
 // ---- Round trips: what the client builds, the server reads back. ----
 

@@ -10,15 +10,12 @@
 #include "server/protocol/packet_reader.h"
 #include "server/protocol/response.h"
 #include "server/protocol/vbucket_hash.h"
+#include "tests/protocol_test_support.h"
 
 namespace syncwrite::server::protocol {
 namespace {
 
-std::string bytesOf(std::initializer_list<int> values) {
-  std::string out;
-  for (int v : values) out.push_back(static_cast<char>(v));
-  return out;
-}
+using testing::bytesOf;
 
 std::vector<Response> readAll(const std::string& bytes) {
   PacketReader reader(PacketReader::Direction::kResponses);
