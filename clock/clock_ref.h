@@ -68,13 +68,6 @@ class ClockRef {
 
   time_point now() const noexcept { return now_(self_); }
 
-  // Whether two handles name the same clock (the same static clock, or the
-  // same clock object). Lets a component recognise a clock it can read more
-  // cheaply another way, e.g. the capped visitor's TickedCoarseClock for
-  // of<CoarseClock>(). Exact within one program: of<C>() yields the same
-  // function wherever it is instantiated.
-  friend bool operator==(const ClockRef&, const ClockRef&) noexcept = default;
-
  private:
   using NowFn = TimePoint (*)(const void*) noexcept;
   ClockRef(NowFn fn, const void* self) noexcept : now_(fn), self_(self) {}

@@ -1,7 +1,3 @@
-#include <atomic>
-#include <filesystem>
-#include <fstream>
-#include <string>
 #include <thread>
 #include <vector>
 
@@ -12,7 +8,6 @@
 #include "clock/manual_clock.h"
 #include "clock/precise_clock.h"
 #include "clock/syscall_clock.h"
-#include "clock/ticked_coarse_clock.h"
 
 namespace syncwrite::clock {
 namespace {
@@ -160,97 +155,6 @@ TEST(ClockRef, WrapsEachStaticClock) {
     EXPECT_GT(t, TimePoint{});
     EXPECT_LE(t, PreciseClock::now());
   }
-}
-
-TEST(ClockRef, ComparesEqualWhenItNamesTheSameClock) {
-  EXPECT_EQ(ClockRef::of<CoarseClock>(), ClockRef::of<CoarseClock>());
-  EXPECT_NE(ClockRef::of<CoarseClock>(), ClockRef::of<PreciseClock>());
-  EXPECT_NE(ClockRef::of<CoarseClock>(), ClockRef::of<SyscallClock>());
-  EXPECT_EQ(ClockRef(), ClockRef::of<PreciseClock>());
-  ManualClock a;
-  ManualClock b;
-  EXPECT_EQ(ClockRef::of(a), ClockRef::of(a));
-  EXPECT_NE(ClockRef::of(a), ClockRef::of(b));
-}
-
-// The ticker is another thread; these tests wait for what it does by polling
-// its observable state, with a generous hang guard (never a timing assertion).
-template <typename Pred>
-bool eventually(Pred pred) {
-  const auto guard = PreciseClock::now() + std::chrono::seconds(60);
-  while (!pred()) {
-    if (PreciseClock::now() > guard) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
-
-bool tickerThreadExists() {
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(task.path() / "comm");
-    std::string name;
-    std::getline(comm, name);
-    if (name == "sw-clock-tick") return true;
-  }
-  return false;
-}
-
-TEST(TickedCoarseClock, AdvancesWhileALeaseIsHeld) {
-  TickedCoarseClock::acquire();
-  const TimePoint first = TickedCoarseClock::now();
-  EXPECT_GT(first, TimePoint{}) << "a lease publishes the coarse time before it returns";
-  EXPECT_TRUE(eventually([&] { return TickedCoarseClock::now() > first; }));
-  EXPECT_LE(TickedCoarseClock::now(), PreciseClock::now());
-  TickedCoarseClock::release();
-}
-
-TEST(TickedCoarseClock, TickerParksWithoutLeasesAndWakesForOne) {
-  TickedCoarseClock::acquire();
-  EXPECT_TRUE(eventually([] { return TickedCoarseClock::ticking(); }));
-  TickedCoarseClock::release();
-  EXPECT_TRUE(eventually([] { return !TickedCoarseClock::ticking(); }))
-      << "an idle process must not keep a ticking thread";
-  const TimePoint parked_at = TickedCoarseClock::now();
-  TickedCoarseClock::acquire();
-  EXPECT_TRUE(eventually([] { return TickedCoarseClock::ticking(); }));
-  EXPECT_TRUE(eventually([&] { return TickedCoarseClock::now() > parked_at; }));
-  TickedCoarseClock::release();
-}
-
-TEST(TickedCoarseClock, TickerThreadIsNamed) {
-  TickedCoarseClock::acquire();
-  EXPECT_TRUE(eventually([] { return TickedCoarseClock::ticking(); }));
-  EXPECT_TRUE(tickerThreadExists());
-  TickedCoarseClock::release();
-}
-
-TEST(TickedCoarseClock, ReadersUnderConcurrentLeasesSeeMonotonicTime) {
-  std::atomic<bool> backwards{false};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&] {
-      TimePoint previous{};
-      for (int i = 0; i < 2000; ++i) {
-        TickedCoarseClock::acquire();
-        for (int j = 0; j < 50; ++j) {
-          const TimePoint now = TickedCoarseClock::now();
-          if (now < previous) backwards = true;
-          previous = now;
-        }
-        TickedCoarseClock::release();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  EXPECT_FALSE(backwards);
-  EXPECT_TRUE(eventually([] { return !TickedCoarseClock::ticking(); }));
-}
-
-TEST(TickedCoarseClock, IsAStaticClock) {
-  TickedCoarseClock::acquire();
-  const ClockRef ref = ClockRef::of<TickedCoarseClock>();
-  EXPECT_GT(ref.now(), TimePoint{});
-  TickedCoarseClock::release();
 }
 
 // Compile-time: the handle is two words and trivially copyable (no allocation).

@@ -2,18 +2,12 @@
 // with pauses forced by a manual clock, resume position, state filtering and
 // a visitor that stops early. No sleeps: time moves only when a test moves it.
 #include <chrono>
-#include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "clock/coarse_clock.h"
 #include "clock/manual_clock.h"
-#include "clock/precise_clock.h"
-#include "clock/syscall_clock.h"
-#include "clock/ticked_coarse_clock.h"
 #include "vbucket/vbucket_visit_pass.h"
 
 namespace syncwrite::vbucket {
@@ -182,76 +176,6 @@ TEST(VBucketVisitPass, EmptyFilterVisitsNothingAndCompletes) {
   EXPECT_EQ(runPass(pass), 1);
   EXPECT_TRUE(v.visited.empty());
   EXPECT_EQ(v.completes, 1);
-}
-
-TEST(VBucketVisitPass, EveryChunkEndsWithEndChunk) {
-  class Counting : public VBucketVisitor {
-   public:
-    void begin() override { ++begins; }
-    void visitBucket(VBucket&) override {}
-    bool pauseVisitor() override { return true; }
-    void endChunk() override { ++ends; }
-    int begins = 0;
-    int ends = 0;
-  };
-  VBucketMap map(5, VBucketState::kActive);
-  Counting v;
-  VBucketVisitPass pass(map, v);
-  EXPECT_EQ(runPass(pass), 5);
-  EXPECT_EQ(v.begins, 5);
-  EXPECT_EQ(v.ends, 5);
-}
-
-TEST(CappedDurationVBucketVisitor, ReadsTheTickedClockOnlyForTheCoarseClock) {
-  struct V : CappedDurationVBucketVisitor {
-    using CappedDurationVBucketVisitor::CappedDurationVBucketVisitor;
-    void visitBucket(VBucket&) override {}
-  };
-  clock::ManualClock manual;
-  EXPECT_TRUE(V(clock::ClockRef::of<clock::CoarseClock>(), milliseconds(1)).readsTickedClock());
-  EXPECT_FALSE(V(clock::ClockRef::of<clock::PreciseClock>(), milliseconds(1)).readsTickedClock());
-  EXPECT_FALSE(V(clock::ClockRef::of<clock::SyscallClock>(), milliseconds(1)).readsTickedClock())
-      << "the syscall clock must stay as dear as it is";
-  EXPECT_FALSE(V(clock::ClockRef::of(manual), milliseconds(1)).readsTickedClock());
-}
-
-// Waits (polling, with a generous hang guard) for the ticker's state.
-bool tickingBecomes(bool want) {
-  const auto guard = clock::PreciseClock::now() + std::chrono::seconds(60);
-  while (clock::TickedCoarseClock::ticking() != want) {
-    if (clock::PreciseClock::now() > guard) return false;
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return true;
-}
-
-// A coarse-clock visitor holds a lease on the ticked clock while a chunk
-// runs, and returns it when the chunk ends — also when a visit throws — so an
-// idle process has no ticking thread.
-TEST(CappedDurationVBucketVisitor, CoarseClockLeaseLastsOneChunk) {
-  class Watching : public CappedDurationVBucketVisitor {
-   public:
-    Watching()
-        : CappedDurationVBucketVisitor(clock::ClockRef::of<clock::CoarseClock>(),
-                                       std::chrono::hours(1)) {}
-    void visitBucket(VBucket& vb) override {
-      if (vb.id() == 0) ticked_while_visiting = tickingBecomes(true);
-      if (throw_at_one && vb.id() == 1) throw std::runtime_error("visit failed");
-    }
-    bool ticked_while_visiting = false;
-    bool throw_at_one = false;
-  };
-  VBucketMap map(3, VBucketState::kActive);
-  Watching v;
-  VBucketVisitPass pass(map, v);
-  EXPECT_EQ(runPass(pass), 1);
-  EXPECT_TRUE(v.ticked_while_visiting);
-  EXPECT_TRUE(tickingBecomes(false)) << "the lease outlived the chunk";
-
-  v.throw_at_one = true;
-  pass.restart();
-  EXPECT_THROW(pass.runChunk(), std::runtime_error);
-  EXPECT_TRUE(tickingBecomes(false)) << "the lease outlived a chunk that threw";
 }
 
 }  // namespace

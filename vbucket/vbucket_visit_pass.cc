@@ -5,11 +5,6 @@ namespace syncwrite::vbucket {
 VBucketVisitPass::Progress VBucketVisitPass::runChunk() {
   if (done_) return Progress::kDone;
   visitor_.begin();
-  // endChunk() on every way out, an exception from a visitor call included.
-  struct EndChunk {
-    VBucketVisitor& visitor;
-    ~EndChunk() { visitor.endChunk(); }
-  } end_chunk{visitor_};
   bool visited_in_chunk = false;
   const size_t size = map_.size();
   while (position_ < size) {

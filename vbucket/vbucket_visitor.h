@@ -9,8 +9,6 @@
 //     visitBucket(vb);
 //     if (shouldStop()) → end the pass here;
 //   complete();                                // once, when the pass ends
-//   endChunk();                                // the chunk ends (paused or
-//                                              // done, or visitBucket threw)
 //
 // A pause ends the chunk; the next chunk resumes at the vbucket that was not
 // visited. So a visitor may pause as often as it likes and still visits each
@@ -26,8 +24,6 @@
 #include <atomic>
 
 #include "clock/clock_ref.h"
-#include "clock/coarse_clock.h"
-#include "clock/ticked_coarse_clock.h"
 #include "clock/time.h"
 
 namespace syncwrite::vbucket {
@@ -48,25 +44,12 @@ class VBucketVisitor {
   virtual bool shouldStop() { return false; }
   // The pass ended: every wanted vbucket visited, or shouldStop().
   virtual void complete() {}
-  // The chunk ended, however: paused, pass done (after complete()), or an
-  // exception from a visitor call. Pairs with begin().
-  virtual void endChunk() {}
 };
 
 // A visitor that pauses once its chunk has run longer than a maximum
-// duration, measured on an injected clock: coarse in production, manual in
-// tests, precise or syscall as diagnostics. The clock is read at the start of
-// each chunk and once between vbuckets.
-//
-// The coarse clock (ClockRef::of<CoarseClock>()) is read as
-// TickedCoarseClock: the visitor holds a lease on it for each chunk
-// (begin() to endChunk()) and, between vbuckets, reads one atomic instead of
-// calling the vDSO — ~0.3 ns instead of ~5 ns, against ~2.5 ns to visit an
-// empty vbucket. The pause decision then lags the coarse clock by up to one
-// tick of the ticker (1 ms, more if the ticker thread is starved) on top of
-// the coarse clock's own resolution: a chunk may run that much longer than
-// the maximum (25 ms by default). Any other clock is called through its
-// ClockRef every time, so a dear clock (syscall) stays as dear as it is.
+// duration, measured on an injected clock: coarse in production (a read is a
+// few loads, whatever the kernel's clock source), manual in tests. The clock
+// is read at the start of each chunk and once between vbuckets.
 //
 // Subclasses implement visitBucket() (and may implement shouldStop() and
 // complete()). The maximum may be changed at any time from any thread
@@ -75,38 +58,13 @@ class VBucketVisitor {
 class CappedDurationVBucketVisitor : public VBucketVisitor {
  public:
   CappedDurationVBucketVisitor(clock::ClockRef clock, clock::Duration max_chunk_duration) noexcept
-      : clock_(clock),
-        ticked_(clock == clock::ClockRef::of<clock::CoarseClock>()),
-        max_chunk_duration_(max_chunk_duration.count()) {}
-  ~CappedDurationVBucketVisitor() override { endChunk(); }
+      : clock_(clock), max_chunk_duration_(max_chunk_duration.count()) {}
 
-  void begin() final {
-    if (ticked_) {
-      if (!leased_) {
-        clock::TickedCoarseClock::acquire();
-        leased_ = true;
-      }
-      chunk_start_ = clock::TickedCoarseClock::now();
-    } else {
-      chunk_start_ = clock_.now();
-    }
-  }
+  void begin() final { chunk_start_ = clock_.now(); }
   // True once more than the maximum has elapsed since the chunk began.
   bool pauseVisitor() final {
-    const clock::TimePoint now = ticked_ ? clock::TickedCoarseClock::now() : clock_.now();
-    return now - chunk_start_ > clock::Duration(max_chunk_duration_.load(kRelaxed));
+    return clock_.now() - chunk_start_ > clock::Duration(max_chunk_duration_.load(kRelaxed));
   }
-  // Returns the chunk's lease on the ticked clock, if it holds one.
-  void endChunk() final {
-    if (leased_) {
-      clock::TickedCoarseClock::release();
-      leased_ = false;
-    }
-  }
-
-  // Whether this visitor reads TickedCoarseClock (its clock is the coarse
-  // clock) rather than calling its ClockRef between vbuckets.
-  bool readsTickedClock() const noexcept { return ticked_; }
 
   void setMaxChunkDuration(clock::Duration d) noexcept {
     max_chunk_duration_.store(d.count(), kRelaxed);
@@ -119,8 +77,6 @@ class CappedDurationVBucketVisitor : public VBucketVisitor {
   static constexpr auto kRelaxed = std::memory_order_relaxed;
 
   const clock::ClockRef clock_;
-  const bool ticked_;
-  bool leased_ = false;
   std::atomic<clock::Duration::rep> max_chunk_duration_;
   clock::TimePoint chunk_start_{};
 };
