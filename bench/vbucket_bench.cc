@@ -7,10 +7,8 @@
 //                                               M items went through another
 //                                               manager (same cache state as
 //                                               ExtractItemsToExpel/M, N = 1)
-//   VisitorBench/CappedVisit/<clock>            1024 empty active vbuckets; the
-//                                               coarse clock is read as production
-//                                               reads it (TickedCoarseClock, a
-//                                               lease per pass)
+//   VisitorBench/CappedVisit/<clock>            1024 empty active vbuckets, the
+//                                               clock read between every two
 //
 // The checkpoint benchmarks time only the extraction call — lock, detach,
 // unlock — with manual timing: filling the checkpoint before it and freeing
