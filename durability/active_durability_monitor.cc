@@ -76,7 +76,6 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion comp
   const clock::TimePoint deadline = timeout.deadline(now, settings_.defaultTimeout());
   writes_.push_back(TrackedWrite{prepare, deadline, level, std::move(completion)});
   keys_.insert(std::string_view(prepare->key));
-  ++counters_.in_flight;
   if (writes_.size() == 1) headChangedLocked();
   // Satisfied already when the active alone is a majority; the caller defers
   // the notification.
@@ -182,7 +181,6 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
     resolved.add(std::move(w.completion), r);
   }
   counters_.ambiguous_other += writes_.size();
-  counters_.in_flight = 0;
   writes_.clear();
   headChangedLocked();
 }
@@ -208,7 +206,6 @@ void ActiveDurabilityMonitor::setHeadDeadlineListener(HeadDeadlineListener* list
 void ActiveDurabilityMonitor::popHeadLocked() {
   keys_.erase(std::string_view(writes_.front().prepare->key));
   writes_.pop_front();
-  --counters_.in_flight;
 }
 
 void ActiveDurabilityMonitor::headChangedLocked() {
@@ -228,7 +225,9 @@ size_t ActiveDurabilityMonitor::numTracked() const {
 
 MonitorCounters ActiveDurabilityMonitor::counters() const {
   std::lock_guard lock(mutex_);
-  return counters_;
+  MonitorCounters c = counters_;
+  c.in_flight = writes_.size();
+  return c;
 }
 
 }  // namespace syncwrite::durability

@@ -81,7 +81,7 @@ class HeadDeadlineListener {
 
 // Totals since construction, for stats.
 struct MonitorCounters {
-  uint64_t in_flight = 0;
+  uint64_t in_flight = 0;  // tracked now (the others are totals)
   uint64_t committed = 0;
   uint64_t aborted_timeout = 0;
   uint64_t ambiguous_other = 0;

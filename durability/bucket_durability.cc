@@ -95,11 +95,7 @@ struct BucketDurability::Impl {
   std::shared_ptr<PollingTimeoutTask> polling;  // tasks_mutex
   uint64_t polling_passes_before = 0;           // of polling tasks stopped; tasks_mutex
   uint64_t mode_switches = 0;                   // tasks_mutex
-  size_t timers = 0;                            // event-driven tasks scheduled; tasks_mutex
   bool shut_down = false;                       // tasks_mutex
-
-  mutable std::mutex topology_mutex;
-  ReplicationTopology topology;  // topology_mutex
 };
 
 BucketDurability::Impl::Impl(std::string name_in, config::Configuration& config_in,
@@ -113,15 +109,14 @@ BucketDurability::Impl::Impl(std::string name_in, config::Configuration& config_
       visitor_clock(visitorClock(config.getString("durability_visitor_clock"))),
       timeout_owner(name + ": durability timeouts"),
       completion_owner(name + ": durability completions"),
-      mode(modeOf(config)),
-      topology(std::move(topology_in)) {
+      mode(modeOf(config)) {
   settings.min_level.store(
       levelFromString(config.getString("durability_min_level")).value_or(Level::kNone));
   settings.default_timeout_ms.store(config.getDuration("durability_default_timeout").count());
   slots.resize(map.size());
   for (size_t i = 0; i < map.size(); ++i) {
-    slots[i].monitor =
-        std::make_unique<ActiveDurabilityMonitor>(map.at(static_cast<Vbid>(i)), settings, topology);
+    slots[i].monitor = std::make_unique<ActiveDurabilityMonitor>(map.at(static_cast<Vbid>(i)),
+                                                                 settings, topology_in);
   }
 }
 
@@ -133,7 +128,6 @@ void BucketDurability::Impl::startTimerLocked(Slot& slot) {
   if (pool.schedule(timer) == executor::kNoTask) return;
   slot.timer = std::move(timer);
   slot.monitor->setHeadDeadlineListener(slot.timer.get());  // arms it
-  ++timers;
 }
 
 void BucketDurability::Impl::stopTimerLocked(Slot& slot) {
@@ -142,7 +136,6 @@ void BucketDurability::Impl::stopTimerLocked(Slot& slot) {
   slot.monitor->setHeadDeadlineListener(nullptr);
   pool.cancel(slot.timer->id());
   slot.timer.reset();
-  --timers;
 }
 
 void BucketDurability::Impl::startPollingLocked() {
@@ -293,10 +286,6 @@ void BucketDurability::notifyLocalPersistence(Vbid vbid, Seqno persisted_seqno) 
 
 void BucketDurability::setTopology(ReplicationTopology topology) {
   Impl& d = *impl_;
-  {
-    std::lock_guard lock(d.topology_mutex);
-    d.topology = topology;
-  }
   for (Impl::Slot& slot : d.slots) {
     ResolvedWrites resolved;
     slot.monitor->setTopology(topology, resolved);
@@ -305,8 +294,8 @@ void BucketDurability::setTopology(ReplicationTopology topology) {
 }
 
 ReplicationTopology BucketDurability::topology() const {
-  std::lock_guard lock(impl_->topology_mutex);
-  return impl_->topology;
+  // Every monitor has the bucket's topology (VBucketMap has >= 1 vbucket).
+  return impl_->slots.front().monitor->topology();
 }
 
 void BucketDurability::checkTimeoutsNow() {
@@ -358,7 +347,8 @@ DurabilityStats BucketDurability::stats() const {
   std::lock_guard lock(d.tasks_mutex);
   s.mode = d.mode.load(std::memory_order_relaxed);
   s.mode_switches = d.mode_switches;
-  s.timeout_tasks = d.polling ? 1 + d.timers : d.timers;
+  for (const Impl::Slot& slot : d.slots) s.timeout_tasks += slot.timer ? 1 : 0;
+  if (d.polling) ++s.timeout_tasks;
   s.polling_passes = d.polling_passes_before + (d.polling ? d.polling->passesCompleted() : 0);
   return s;
 }

@@ -5,11 +5,6 @@
 
 namespace syncwrite::durability {
 
-void ResolvedWrites::append(ResolvedWrites&& other) {
-  for (Entry& e : other.writes_) writes_.push_back(std::move(e));
-  other.writes_.clear();
-}
-
 void ResolvedWrites::notify() noexcept {
   // Taken out first: a completion may (through the layer) resolve more writes
   // into another batch, never into this one, but clearing before calling

@@ -42,9 +42,6 @@ class ResolvedWrites {
   void add(Completion completion, const Resolution& resolution) {
     writes_.push_back({std::move(completion), resolution});
   }
-  // Moves every write of `other` to the end of this one.
-  void append(ResolvedWrites&& other);
-
   bool empty() const noexcept { return writes_.empty(); }
   size_t size() const noexcept { return writes_.size(); }
 

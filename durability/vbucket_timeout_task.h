@@ -55,7 +55,6 @@ class VBucketTimeoutTask final : public executor::Task, public HeadDeadlineListe
   clock::TimePoint armedDeadline() const noexcept {
     return clock::TimePoint(clock::Duration(armed_.load(std::memory_order_acquire)));
   }
-  ActiveDurabilityMonitor& monitor() const noexcept { return monitor_; }
 
  private:
   executor::ExecutorPool& pool_;
