@@ -17,6 +17,12 @@ Resolution resolutionOf(const vbucket::Item& prepare, Vbid vbid) noexcept {
   return r;
 }
 
+// The key set's view of a key. Debian's Abseil has a string_view of its own,
+// which Abseil hashes itself; std::string_view would go through std::hash.
+absl::string_view keyView(const std::string& key) noexcept {
+  return absl::string_view(key.data(), key.size());
+}
+
 bool isKnownLevel(Level level) noexcept {
   return level == Level::kMajority || level == Level::kMajorityAndPersistOnMaster ||
          level == Level::kPersistToMajority;
@@ -34,7 +40,7 @@ WriteStatus ActiveDurabilityMonitor::checkLocked(const WriteRequest& request, bo
   if (durable && !acks_.topology().isDurabilityPossible()) {
     return WriteStatus::kDurabilityImpossible;
   }
-  if (keys_.contains(std::string_view(request.key))) return WriteStatus::kSyncWriteInProgress;
+  if (keys_.contains(keyView(request.key))) return WriteStatus::kSyncWriteInProgress;
   if (request.op != WriteOp::kSet) {
     const bool exists = vb_.hashTable().find(request.key) != nullptr;
     if (request.op == WriteOp::kAdd && exists) return WriteStatus::kKeyExists;
@@ -70,17 +76,18 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion comp
   }
   if (!durable) return writePlainLocked(std::move(request));
 
-  vbucket::QueuedItem prepare =
-      vb_.checkpointManager().queue(vbucket::QueueOp::kPrepare, std::move(request.key),
-                                    std::move(request.value), request.cas, deleted);
   const clock::TimePoint deadline = timeout.deadline(now, settings_.defaultTimeout());
-  writes_.push_back(TrackedWrite{prepare, deadline, level, std::move(completion)});
-  keys_.insert(std::string_view(prepare->key));
+  TrackedWrite& tracked = writes_.emplace_back(TrackedWrite{
+      vb_.checkpointManager().queuePrepare(std::move(request.key), std::move(request.value),
+                                           request.cas, deleted),
+      deadline, level, std::move(completion)});
+  const Seqno seqno = tracked.prepare->seqno;
+  keys_.insert(keyView(tracked.prepare->key));
   if (writes_.size() == 1) headChangedLocked();
   // Satisfied already when the active alone is a majority; the caller defers
   // the notification.
   commitSatisfiedLocked(resolved);
-  return {WriteStatus::kPending, prepare->seqno};
+  return {WriteStatus::kPending, seqno};
 }
 
 WriteResult ActiveDurabilityMonitor::writePlainLocked(WriteRequest&& request) {
@@ -120,18 +127,18 @@ void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
     TrackedWrite& head = writes_.front();
     if (!acks_.isSatisfied(head.prepare->seqno, head.level)) break;
     const vbucket::Item& prepare = *head.prepare;
-    // The commit names the key; the value committed is the prepare's, which
-    // becomes the visible item as it is (no copy of the value).
-    const vbucket::QueuedItem commit = vb_.checkpointManager().queue(
-        vbucket::QueueOp::kCommit, prepare.key, std::string(), prepare.cas, prepare.deleted);
+    // The commit refers to the prepare, whose item becomes the visible value
+    // as it is (no copy of the key or the value).
+    const Seqno commit_seqno =
+        vb_.checkpointManager().queueResolution(vbucket::QueueOp::kCommit, head.prepare);
     if (prepare.deleted) {
       vb_.hashTable().erase(prepare.key);
     } else {
-      vb_.hashTable().setCommitted(head.prepare);
+      vb_.hashTable().setCommitted(head.prepare.item);
     }
     Resolution r = resolutionOf(prepare, vb_.id());
     r.committed = true;
-    r.resolution_seqno = commit->seqno;
+    r.resolution_seqno = commit_seqno;
     resolved.add(std::move(head.completion), r);
     ++counters_.committed;
     popHeadLocked();
@@ -151,12 +158,11 @@ void ActiveDurabilityMonitor::processTimeout(clock::TimePoint now, ResolvedWrite
   bool head_changed = false;
   while (!writes_.empty() && writes_.front().deadline < now) {
     TrackedWrite& head = writes_.front();
-    const vbucket::Item& prepare = *head.prepare;
-    const vbucket::QueuedItem abort = vb_.checkpointManager().queue(
-        vbucket::QueueOp::kAbort, prepare.key, std::string(), prepare.cas, prepare.deleted);
-    Resolution r = resolutionOf(prepare, vb_.id());
+    const Seqno abort_seqno =
+        vb_.checkpointManager().queueResolution(vbucket::QueueOp::kAbort, head.prepare);
+    Resolution r = resolutionOf(*head.prepare, vb_.id());
     r.reason = AmbiguousReason::kTimeout;
-    r.resolution_seqno = abort->seqno;
+    r.resolution_seqno = abort_seqno;
     resolved.add(std::move(head.completion), r);
     ++counters_.aborted_timeout;
     popHeadLocked();
@@ -204,7 +210,7 @@ void ActiveDurabilityMonitor::setHeadDeadlineListener(HeadDeadlineListener* list
 }
 
 void ActiveDurabilityMonitor::popHeadLocked() {
-  keys_.erase(std::string_view(writes_.front().prepare->key));
+  keys_.erase(keyView(writes_.front().prepare->key));
   writes_.pop_front();
 }
 

@@ -31,7 +31,7 @@
 // Lock-free reads for the timeout paths: hasSyncWrites() and headDeadline()
 // are single atomic loads; processTimeout() with nothing expired takes no lock.
 //
-// Memory per tracked write: one TrackedWrite (64 bytes) in a deque plus one
+// Memory per tracked write: one TrackedWrite (72 bytes) in a deque plus one
 // slot of the key set; the prepare itself is the checkpoint's item, shared.
 // bench/durability_bench reports the measured figure.
 //
@@ -47,6 +47,7 @@
 #include <string_view>
 
 #include <absl/container/flat_hash_set.h>
+#include <absl/strings/string_view.h>
 
 #include "clock/time.h"
 #include "durability/ack_state.h"
@@ -145,7 +146,7 @@ class ActiveDurabilityMonitor {
 
  private:
   struct TrackedWrite {
-    vbucket::QueuedItem prepare;  // key, value, cas, seqno, deleted
+    vbucket::QueuedPrepare prepare;  // key, value, cas, seqno, deleted; its resolution entry
     clock::TimePoint deadline;
     Level level;
     Completion completion;
@@ -164,7 +165,7 @@ class ActiveDurabilityMonitor {
 
   mutable std::mutex mutex_;
   std::deque<TrackedWrite> writes_;
-  absl::flat_hash_set<std::string_view> keys_;  // views of writes_[i].prepare->key
+  absl::flat_hash_set<absl::string_view> keys_;  // views of writes_[i].prepare->key
   AckState acks_;
   // Written under the lock; atomic so that processTimeout() may peek at it
   // before deciding whether to take the lock.

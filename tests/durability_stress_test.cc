@@ -177,16 +177,19 @@ TEST(DurabilityStressTest, EveryWriteResolvesOnceAndInSeqnoOrder) {
     vbucket::CheckpointManager& cm = map.at(static_cast<Vbid>(v)).checkpointManager();
     std::map<std::string, Seqno> open_prepare;  // key -> its prepare not yet resolved
     Seqno last_resolved = 0;
-    for (const vbucket::QueuedItem& item : cm.readItems("stress")) {
-      if (item->op == QueueOp::kPrepare) {
-        open_prepare[item->key] = item->seqno;  // may replace one abandoned by leaving active
-      } else if (item->op == QueueOp::kCommit || item->op == QueueOp::kAbort) {
-        auto it = open_prepare.find(item->key);
+    for (const vbucket::LogRecord& record : cm.readItems("stress")) {
+      const vbucket::Item& item = *record.item;
+      if (record.op == QueueOp::kPrepare) {
+        open_prepare[item.key] = record.seqno;  // may replace one abandoned by leaving active
+      } else if (record.op == QueueOp::kCommit || record.op == QueueOp::kAbort) {
+        auto it = open_prepare.find(item.key);
         ASSERT_NE(it, open_prepare.end()) << "resolution of no prepare, vb " << v;
+        EXPECT_EQ(item.seqno, it->second) << "resolution of another prepare, vb " << v;
+        EXPECT_GT(record.seqno, it->second) << "resolved before prepared, vb " << v;
         EXPECT_GT(it->second, last_resolved) << "out of seqno order in vb " << v;
         last_resolved = it->second;
         open_prepare.erase(it);
-        (item->op == QueueOp::kCommit ? commits : aborts) += 1;
+        (record.op == QueueOp::kCommit ? commits : aborts) += 1;
       }
     }
   }

@@ -79,8 +79,8 @@ inline std::vector<std::pair<vbucket::QueueOp, std::string>> queuedOps(
   cm.removeCursor(cursor);
   cm.registerCursor(cursor);
   std::vector<std::pair<vbucket::QueueOp, std::string>> ops;
-  for (const vbucket::QueuedItem& item : cm.readItems(cursor))
-    ops.emplace_back(item->op, item->key);
+  for (const vbucket::LogRecord& record : cm.readItems(cursor))
+    ops.emplace_back(record.op, record.item->key);
   cm.removeCursor(cursor);
   return ops;
 }

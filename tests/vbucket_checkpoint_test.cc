@@ -1,5 +1,7 @@
 // CheckpointManager: queueing and seqnos, cursors, and expel — nothing a
 // cursor has not read is expelled, cursors stay valid, statistics stay right.
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,15 +17,15 @@ namespace {
 using testing::ElementsAre;
 using testing::ElementsAreArray;
 
-std::vector<Seqno> seqnosOf(const std::vector<QueuedItem>& items) {
+std::vector<Seqno> seqnosOf(const std::vector<LogRecord>& items) {
   std::vector<Seqno> out;
-  for (const auto& i : items) out.push_back(i->seqno);
+  for (const LogRecord& r : items) out.push_back(r.seqno);
   return out;
 }
 
 std::vector<Seqno> seqnosOf(const ExpelledItems& items) {
   std::vector<Seqno> out;
-  items.forEach([&](const QueuedItem& i) { out.push_back(i->seqno); });
+  items.forEach([&](const LogRecord& r) { out.push_back(r.seqno); });
   return out;
 }
 
@@ -38,7 +40,7 @@ size_t queueN(CheckpointManager& m, int n) {
   size_t bytes = 0;
   for (int i = 0; i < n; ++i) {
     auto item = m.queue(QueueOp::kMutation, "k" + std::to_string(m.highSeqno() + 1), "v", 1);
-    bytes += CheckpointEntry::entryBytes(*item);
+    bytes += sizeof(CheckpointEntry) + item->estimatedSize();
   }
   return bytes;
 }
@@ -163,6 +165,69 @@ TEST(CheckpointManager, ExpelledItemsAreFreedWhenDropped) {
   EXPECT_TRUE(first.expired());
 }
 
+TEST(CheckpointManager, AResolutionIsReadAsItsOwnOpAndSeqnoOverThePreparesItem) {
+  CheckpointManager m;
+  m.registerCursor("c");
+  QueuedPrepare p = m.queuePrepare("k", "value", 5);
+  queueN(m, 1);
+  EXPECT_EQ(m.queueResolution(QueueOp::kCommit, p), 3u);
+  EXPECT_EQ(p.resolution, nullptr) << "the reserved entry is used up";
+  const std::vector<LogRecord> log = m.readItems("c");
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_EQ(log[0].op, QueueOp::kPrepare);
+  EXPECT_EQ(log[0].seqno, 1u);
+  EXPECT_EQ(log[2].op, QueueOp::kCommit);
+  EXPECT_EQ(log[2].seqno, 3u);
+  EXPECT_EQ(log[2].item, p.item) << "the commit refers to the prepare, not a copy";
+  EXPECT_EQ(log[2].item->seqno, 1u);
+  EXPECT_EQ(log[2].item->value, "value");
+}
+
+TEST(CheckpointManager, QueueResolutionRefusesMisuseAndQueuesNothing) {
+  CheckpointManager m;
+  QueuedPrepare p = m.queuePrepare("k", "v", 1);
+  EXPECT_THROW(m.queueResolution(QueueOp::kMutation, p), std::invalid_argument);
+  EXPECT_THROW(m.queueResolution(QueueOp::kPrepare, p), std::invalid_argument);
+  EXPECT_NE(p.resolution, nullptr);
+  m.queueResolution(QueueOp::kAbort, p);
+  EXPECT_THROW(m.queueResolution(QueueOp::kCommit, p), std::invalid_argument)
+      << "a prepare is resolved once";
+  QueuedPrepare none{m.queue(QueueOp::kPrepare, "j", "v", 1), nullptr};
+  EXPECT_THROW(m.queueResolution(QueueOp::kCommit, none), std::invalid_argument);
+  EXPECT_EQ(m.highSeqno(), 3u);
+  EXPECT_EQ(m.stats().num_items, 3u);
+}
+
+TEST(CheckpointManager, APrepareAndItsResolutionShareOneBlockFreedWithTheLastOfThem) {
+  CheckpointManager m(CheckpointOptions{.max_items_per_checkpoint = 0});
+  m.registerCursor("c");
+  QueuedPrepare p = m.queuePrepare("k", "v", 1);
+  const std::weak_ptr<const Item> item = p.item;
+  m.readItems("c");
+  ExpelledItems prepare_only = m.extractItemsToExpel();  // the prepare's entry goes first
+  EXPECT_EQ(prepare_only.count(), 1u);
+  m.queueResolution(QueueOp::kCommit, p);
+  p = {};
+  prepare_only.release();
+  EXPECT_FALSE(item.expired()) << "the queued commit still holds the block";
+  m.readItems("c");
+  {
+    ExpelledItems commit = m.extractItemsToExpel();
+    EXPECT_EQ(commit.count(), 1u);
+    EXPECT_FALSE(item.expired());
+  }
+  EXPECT_TRUE(item.expired());
+}
+
+TEST(CheckpointManager, AResolutionCountsOnlyItsEntryInMemory) {
+  CheckpointManager m;
+  QueuedPrepare p = m.queuePrepare("key", "value", 1);
+  const size_t prepare_bytes = m.stats().memory_bytes;
+  EXPECT_EQ(prepare_bytes, sizeof(CheckpointEntry) + p->estimatedSize());
+  m.queueResolution(QueueOp::kCommit, p);
+  EXPECT_EQ(m.stats().memory_bytes, prepare_bytes + sizeof(CheckpointEntry));
+}
+
 TEST(CheckpointManager, ExpelOfAnEmptyCheckpointDoesNothing) {
   CheckpointManager m;
   EXPECT_TRUE(m.extractItemsToExpel().empty());
@@ -278,7 +343,7 @@ TEST(CheckpointManager, ConcurrentReadersWritersAndExpel) {
     readers.emplace_back([&, r] {
       const std::string name = "r" + std::to_string(r);
       while (seen[r].size() < kItems) {
-        for (const auto& i : m.readItems(name, 17)) seen[r].push_back(i->seqno);
+        for (const auto& i : m.readItems(name, 17)) seen[r].push_back(i.seqno);
       }
     });
   }

@@ -43,7 +43,7 @@ Checkpoint::~Checkpoint() {
 void Checkpoint::append(CheckpointEntry* entry) noexcept {
   entry->next = nullptr;
   entry->ordinal = ++appended_;
-  bytes_appended_ += CheckpointEntry::entryBytes(*entry->item);
+  bytes_appended_ += entry->bytes();
   entry->bytes_through = bytes_appended_;
   tail_->next = entry;
   tail_ = entry;
@@ -76,7 +76,7 @@ EntryChain Checkpoint::copyThenEraseThrough(CheckpointEntry* through) {
     auto* dup = new CheckpointEntry(*entry);
     dup->next = nullptr;
     dup->own_allocation = true;
-    copy.append({dup, dup, 1, CheckpointEntry::entryBytes(*dup->item)});
+    copy.append({dup, dup, 1, dup->bytes()});
     if (entry == through) break;
   }
   freeChain(detachThrough(through));

@@ -28,23 +28,55 @@ struct CheckpointLink {
   CheckpointLink* next = nullptr;
 };
 
+// One position of the log as a reader sees it: what happened (op) at which
+// seqno, and the item it concerns. For a mutation or a prepare, op and seqno
+// are the item's own; for a commit or an abort queued by
+// CheckpointManager::queueResolution, `item` is the prepare resolved — its
+// key, and for a commit the value that became visible — while item->seqno is
+// the prepared seqno.
+struct LogRecord {
+  QueueOp op = QueueOp::kMutation;
+  Seqno seqno = 0;
+  QueuedItem item;
+};
+
 struct CheckpointEntry : CheckpointLink {
   QueuedItem item;
+  // The log position: for a mutation or a prepare the same as item->op and
+  // item->seqno; for a resolution (a commit or abort queued through
+  // CheckpointManager::queueResolution) the commit or abort's own, while
+  // `item` is the prepare it resolves.
+  Seqno seqno = 0;
   uint64_t ordinal = 0;        // 1-based, among everything appended to the checkpoint
-  uint64_t bytes_through = 0;  // sum of entryBytes() of entries 1..ordinal
+  uint64_t bytes_through = 0;  // sum of bytes() of entries 1..ordinal
+  QueueOp op = QueueOp::kMutation;
   // True for an entry allocated on its own (new); false for one that lives in
   // the same heap block as its item (CheckpointManager::queue allocates both
   // at once), which `item` keeps alive until the entry is released.
   bool own_allocation = true;
 
-  // Bytes one entry accounts for in checkpoint memory statistics.
-  static size_t entryBytes(const Item& item) noexcept {
-    return sizeof(CheckpointEntry) + item.estimatedSize();
+  LogRecord record() const { return {op, seqno, item}; }
+  // A resolution shares its prepare's item rather than holding one.
+  bool isResolution() const noexcept { return op != item->op; }
+  // Bytes this entry accounts for in checkpoint memory statistics: the entry
+  // and its item, except that a resolution's item is counted with its
+  // prepare.
+  size_t bytes() const noexcept {
+    return isResolution() ? sizeof(CheckpointEntry) : sizeof(CheckpointEntry) + item->estimatedSize();
   }
 };
 
-// A detached run of entries, linked by `next`, ending at `last` (whose next
-// is null). Owns nothing by itself: see ExpelledItems.
+// A prepare queued by CheckpointManager::queuePrepare: the item, and the entry
+// reserved in the item's heap block for its commit or abort (null once used).
+// The entry lives as long as the item; holding `item` keeps it valid.
+struct QueuedPrepare {
+  QueuedItem item;
+  CheckpointEntry* resolution = nullptr;
+
+  const Item* operator->() const noexcept { return item.get(); }
+  const Item& operator*() const noexcept { return *item; }
+};
+
 struct EntryChain {
   CheckpointEntry* first = nullptr;
   CheckpointEntry* last = nullptr;

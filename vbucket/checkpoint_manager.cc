@@ -31,7 +31,36 @@ struct QueuedBlock {
   CheckpointEntry entry;
 };
 
+// A prepare's block also holds the entry of its commit or abort, which takes
+// its own reference to the block when it is queued.
+struct PrepareBlock {
+  Item item;
+  CheckpointEntry entry;
+  CheckpointEntry resolution;
+};
+
+// Points `entry` at the block's item, as a block-resident entry.
+template <typename Block>
+QueuedItem attach(const std::shared_ptr<Block>& block, CheckpointEntry& entry) {
+  entry.own_allocation = false;
+  entry.item = QueuedItem(block, &block->item);
+  entry.op = block->item.op;
+  return entry.item;
+}
+
 }  // namespace
+
+Seqno CheckpointManager::appendLocked(CheckpointEntry* entry) {
+  if (options_.max_items_per_checkpoint != 0 &&
+      checkpoints_.back().numItems() >= options_.max_items_per_checkpoint) {
+    openCheckpointLocked();
+  }
+  const Seqno seqno = high_seqno_.load(std::memory_order_relaxed) + 1;
+  entry->seqno = seqno;
+  checkpoints_.back().append(entry);
+  high_seqno_.store(seqno, std::memory_order_release);
+  return seqno;
+}
 
 QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string value, Cas cas,
                                     bool deleted) {
@@ -41,21 +70,44 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
       QueuedBlock{Item{op, std::move(key), std::move(value), cas, 0, deleted}, {}});
   Item* item = &block->item;
   CheckpointEntry* entry = &block->entry;
-  entry->own_allocation = false;
-  entry->item = QueuedItem(block, item);
-  QueuedItem result = entry->item;
+  QueuedItem result = attach(block, *entry);
   block.reset();
 
   std::lock_guard lock(mutex_);
-  if (options_.max_items_per_checkpoint != 0 &&
-      checkpoints_.back().numItems() >= options_.max_items_per_checkpoint) {
-    openCheckpointLocked();
-  }
-  const Seqno seqno = high_seqno_.load(std::memory_order_relaxed) + 1;
-  item->seqno = seqno;
-  checkpoints_.back().append(entry);
-  high_seqno_.store(seqno, std::memory_order_release);
+  item->seqno = appendLocked(entry);
   return result;
+}
+
+QueuedPrepare CheckpointManager::queuePrepare(std::string key, std::string value, Cas cas,
+                                              bool deleted) {
+  auto block = std::make_shared<PrepareBlock>(PrepareBlock{
+      Item{QueueOp::kPrepare, std::move(key), std::move(value), cas, 0, deleted}, {}, {}});
+  Item* item = &block->item;
+  CheckpointEntry* entry = &block->entry;
+  QueuedPrepare result{attach(block, *entry), &block->resolution};
+  block.reset();
+
+  std::lock_guard lock(mutex_);
+  item->seqno = appendLocked(entry);
+  return result;
+}
+
+Seqno CheckpointManager::queueResolution(QueueOp op, QueuedPrepare& prepare) {
+  if (op != QueueOp::kCommit && op != QueueOp::kAbort) {
+    throw std::invalid_argument("queueResolution: op must be commit or abort, not " +
+                                std::string(toString(op)));
+  }
+  if (prepare.resolution == nullptr || !prepare.item) {
+    throw std::invalid_argument(
+        "queueResolution: the prepare has no reserved entry (resolved already, or not from "
+        "queuePrepare)");
+  }
+  CheckpointEntry* entry = std::exchange(prepare.resolution, nullptr);
+  entry->own_allocation = false;
+  entry->item = prepare.item;  // keeps the block, and so the entry, alive
+  entry->op = op;
+  std::lock_guard lock(mutex_);
+  return appendLocked(entry);
 }
 
 uint64_t CheckpointManager::createCheckpoint() {
@@ -101,8 +153,8 @@ void CheckpointManager::skipFinishedCheckpoints(Cursor& cursor) {
   }
 }
 
-std::vector<QueuedItem> CheckpointManager::readItems(std::string_view name, size_t max_items) {
-  std::vector<QueuedItem> out;
+std::vector<LogRecord> CheckpointManager::readItems(std::string_view name, size_t max_items) {
+  std::vector<LogRecord> out;
   std::lock_guard lock(mutex_);
   auto it = cursors_.find(name);
   if (it == cursors_.end()) {
@@ -114,7 +166,7 @@ std::vector<QueuedItem> CheckpointManager::readItems(std::string_view name, size
     CheckpointLink* next = cursor.position->next;
     if (next == nullptr) break;  // at the end of the open checkpoint
     auto* entry = static_cast<CheckpointEntry*>(next);
-    out.push_back(entry->item);
+    out.push_back(entry->record());
     cursor.position = entry;
     cursor.passed = entry->ordinal;
   }

@@ -2,9 +2,12 @@
 // cursors and trimmed by expel.
 //
 // Every change to a vbucket — mutation, prepare, commit, abort — is queued
-// here, and queue() is where the vbucket's seqno is assigned: seqnos start at
-// 1 and increase by one per queued item, in queue order, so the log is in
-// seqno order by construction.
+// here, and the queue calls are where the vbucket's seqno is assigned: seqnos
+// start at 1 and increase by one per queued item, in queue order, so the log
+// is in seqno order by construction. A prepare queued with queuePrepare() is
+// later resolved with queueResolution(), whose commit or abort refers to the
+// prepare's item instead of carrying one of its own: a SyncWrite costs one
+// heap block however it ends.
 //
 // The log is split into checkpoints (see checkpoint.h): closed ones, oldest
 // first, then the open one. A checkpoint closes when createCheckpoint() is
@@ -12,7 +15,7 @@
 // and another is queued.
 //
 // Cursors are named readers (a replication stream, the persistence flusher)
-// with a position in the log. readItems() returns the items after the
+// with a position in the log. readItems() returns the records after the
 // position and advances it. A cursor registered late starts at the oldest
 // item still in memory; items expelled before it existed are not shown to it.
 //
@@ -82,6 +85,19 @@ class CheckpointManager {
   // `deleted` marks a deletion (Item::deleted).
   QueuedItem queue(QueueOp op, std::string key, std::string value, Cas cas, bool deleted = false);
 
+  // Queues a prepare like queue(QueueOp::kPrepare, ...), in a heap block that
+  // also holds the entry its commit or abort will take (queueResolution), so
+  // that resolving a prepare allocates nothing and copies no key.
+  QueuedPrepare queuePrepare(std::string key, std::string value, Cas cas, bool deleted = false);
+
+  // Queues the commit or abort (`op`) of `prepare`, with the next seqno, in
+  // the entry reserved for it; returns that seqno. Readers see a LogRecord
+  // whose item is the prepare. A prepare is resolved once: the reserved entry
+  // is used up (prepare.resolution becomes null). Throws std::invalid_argument
+  // (queueing nothing) when `op` is not kCommit or kAbort, or when `prepare`
+  // has no reserved entry left. Under the lock, O(1).
+  Seqno queueResolution(QueueOp op, QueuedPrepare& prepare);
+
   // The seqno of the last item queued (0 before the first). Lock-free.
   Seqno highSeqno() const noexcept { return high_seqno_.load(std::memory_order_acquire); }
 
@@ -95,10 +111,10 @@ class CheckpointManager {
   bool removeCursor(std::string_view name);
   bool hasCursor(std::string_view name) const;
 
-  // Up to `max_items` items after the cursor's position, oldest first, and
+  // Up to `max_items` records after the cursor's position, oldest first, and
   // moves the cursor past them. Requires the cursor to exist
   // (std::invalid_argument otherwise). O(items returned + checkpoints crossed).
-  std::vector<QueuedItem> readItems(std::string_view cursor, size_t max_items = SIZE_MAX);
+  std::vector<LogRecord> readItems(std::string_view cursor, size_t max_items = SIZE_MAX);
   // How many items the cursor has not read yet. O(checkpoints).
   size_t itemsRemaining(std::string_view cursor) const;
 
@@ -120,6 +136,8 @@ class CheckpointManager {
   // Removes the leading closed checkpoints no cursor is in. Lock held.
   void removeUnreferencedCheckpoints(ExpelledItems& out);
   uint64_t openCheckpointLocked();
+  // Gives `entry` the next seqno and appends it to the open checkpoint.
+  Seqno appendLocked(CheckpointEntry* entry);
 
   const CheckpointOptions options_;
   std::atomic<Seqno> high_seqno_{0};

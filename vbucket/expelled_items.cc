@@ -28,15 +28,15 @@ size_t ExpelledItems::bytes() const noexcept {
   return n;
 }
 
-void ExpelledItems::forEach(const std::function<void(const QueuedItem&)>& fn) const {
+void ExpelledItems::forEach(const std::function<void(const LogRecord&)>& fn) const {
   // Removed checkpoints are older than the chain, and were removed oldest first.
   for (const Checkpoint& c : removed_) {
     for (const CheckpointLink* link = c.sentinel()->next; link != nullptr; link = link->next) {
-      fn(static_cast<const CheckpointEntry*>(link)->item);
+      fn(static_cast<const CheckpointEntry*>(link)->record());
     }
   }
   for (const CheckpointLink* link = chain_.first; link != nullptr; link = link->next) {
-    fn(static_cast<const CheckpointEntry*>(link)->item);
+    fn(static_cast<const CheckpointEntry*>(link)->record());
   }
 }
 

@@ -35,8 +35,8 @@ class ExpelledItems {
   size_t checkpointsRemoved() const noexcept { return removed_.size(); }
   bool empty() const noexcept { return count() == 0 && removed_.empty(); }
 
-  // Calls fn on every expelled item, oldest first. O(count).
-  void forEach(const std::function<void(const QueuedItem&)>& fn) const;
+  // Calls fn on every expelled log record, oldest first. O(count).
+  void forEach(const std::function<void(const LogRecord&)>& fn) const;
 
   // Frees everything now. O(count).
   void release() noexcept;
