@@ -49,7 +49,7 @@ WriteStatus ActiveDurabilityMonitor::checkLocked(const WriteRequest& request, bo
   return WriteStatus::kPending;
 }
 
-WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion completion,
+WriteResult ActiveDurabilityMonitor::write(WriteRequest&& request, Completion&& completion,
                                            clock::TimePoint now, ResolvedWrites& resolved) {
   Level level = Level::kNone;
   if (request.durability) {
@@ -126,22 +126,23 @@ void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
   while (!writes_.empty()) {
     TrackedWrite& head = writes_.front();
     if (!acks_.isSatisfied(head.prepare->seqno, head.level)) break;
+    // Held by head.prepare until it moves into the hash table, its last use.
     const vbucket::Item& prepare = *head.prepare;
+    Resolution r = resolutionOf(prepare, vb_.id());
+    r.committed = true;
     // The commit refers to the prepare, whose item becomes the visible value
     // as it is (no copy of the key or the value).
-    const Seqno commit_seqno =
+    r.resolution_seqno =
         vb_.checkpointManager().queueResolution(vbucket::QueueOp::kCommit, head.prepare);
+    keys_.erase(keyView(prepare.key));
     if (prepare.deleted) {
       vb_.hashTable().erase(prepare.key);
     } else {
-      vb_.hashTable().setCommitted(head.prepare.item);
+      vb_.hashTable().setCommitted(std::move(head.prepare.item));
     }
-    Resolution r = resolutionOf(prepare, vb_.id());
-    r.committed = true;
-    r.resolution_seqno = commit_seqno;
     resolved.add(std::move(head.completion), r);
     ++counters_.committed;
-    popHeadLocked();
+    writes_.pop_front();
     head_changed = true;
   }
   if (head_changed) headChangedLocked();

@@ -106,7 +106,7 @@ class ActiveDurabilityMonitor {
   // caller must not notify it from inside its own write call. See
   // sync_write.h for the statuses; `completion` is kept only for kPending.
   // Cost: O(1) expected.
-  WriteResult write(WriteRequest request, Completion completion, clock::TimePoint now,
+  WriteResult write(WriteRequest&& request, Completion&& completion, clock::TimePoint now,
                     ResolvedWrites& resolved);
 
   // A replica acknowledged prepares up to `prepared_seqno`; commits what

@@ -6,12 +6,11 @@
 namespace syncwrite::durability {
 
 void ResolvedWrites::notify() noexcept {
-  // Taken out first: a completion may (through the layer) resolve more writes
-  // into another batch, never into this one, but clearing before calling
-  // keeps this batch consistent whatever a completion does.
-  absl::InlinedVector<Entry, 1> writes = std::move(writes_);
-  writes_.clear();
-  for (Entry& e : writes) {
+  if (writes_.empty()) return;
+  // Called in place: a completion may (through the layer) resolve more writes,
+  // but into a batch of its own call, never into this one, which only its
+  // owner can reach.
+  for (Entry& e : writes_) {
     if (!e.completion) continue;
     try {
       e.completion(e.resolution);
@@ -25,6 +24,7 @@ void ResolvedWrites::notify() noexcept {
                    static_cast<unsigned long long>(e.resolution.prepare_seqno));
     }
   }
+  writes_.clear();
 }
 
 }  // namespace syncwrite::durability

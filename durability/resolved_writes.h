@@ -37,9 +37,11 @@ class ResolvedWrites {
     other.writes_.clear();
     return *this;
   }
-  ~ResolvedWrites() { notify(); }
+  ~ResolvedWrites() {
+    if (!writes_.empty()) notify();
+  }
 
-  void add(Completion completion, const Resolution& resolution) {
+  void add(Completion&& completion, const Resolution& resolution) {
     writes_.push_back({std::move(completion), resolution});
   }
   bool empty() const noexcept { return writes_.empty(); }

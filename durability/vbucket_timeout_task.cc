@@ -34,8 +34,7 @@ void VBucketTimeoutTask::headDeadlineChanged(clock::TimePoint head_deadline) {
   const clock::Duration::rep deadline = head_deadline.time_since_epoch().count();
   const clock::Duration::rep previous = armed_.exchange(deadline, std::memory_order_acq_rel);
   if (previous != deadline) counters_.rearms.fetch_add(1, std::memory_order_relaxed);
-  const executor::TaskId task_id = id();
-  if (task_id == executor::kNoTask) return;  // not scheduled (yet, or refused)
+  if (id() == executor::kNoTask) return;  // not scheduled (yet, or refused)
 
   clock::Duration sleep = clock::Duration::max();
   if (head_deadline != clock::kNever) {
@@ -45,16 +44,11 @@ void VBucketTimeoutTask::headDeadlineChanged(clock::TimePoint head_deadline) {
                                                 : std::max(remaining, kMinSleep);
   }
   // Always re-arm, even to the same deadline: inside run() the wake time is
-  // still the one that fired, and the task would run again at once.
-  if (deadline >= previous) {
-    // Later (the head committed, or kNever): storing the wake time is enough.
-    // The pool's timer fires at the earlier time, sees the later one and
-    // sleeps again; inside run(), the pool reads it after run() returns.
-    snooze(sleep);
-  } else {
-    // Earlier: the pool's timer must be re-armed.
-    pool_.snooze(task_id, sleep);
-  }
+  // still the one that fired, and the task would run again at once. A later
+  // deadline (the head committed, or kNever) is a store of the wake time: the
+  // pool's timer fires at the earlier time, sees the later one and sleeps
+  // again. Only an earlier one re-arms the timer.
+  pool_.snooze(*this, sleep);
 }
 
 }  // namespace syncwrite::durability

@@ -4,9 +4,10 @@
 // has no SyncWrite, so an idle vbucket costs nothing. Attached to the
 // vbucket's monitor as its HeadDeadlineListener, it is told, under the
 // monitor's lock, the deadline of the oldest write whenever that changes, and
-// re-arms itself with the pool's asynchronous snooze: the writer that added
-// the first write pays an atomic store and an id lookup, and never waits for
-// the executor. When it fires, run() calls processTimeout(now), which aborts
+// re-arms itself with the pool's asynchronous snooze of a held task: the
+// writer that added the first write pays an atomic store (and, when the
+// deadline is earlier than the armed timer, an id lookup and a post to the
+// timer thread), and never waits for the executor. When it fires, run() calls processTimeout(now), which aborts
 // the expired prefix and tells the task the next head's deadline (or kNever).
 //
 // Deadlines are on the injected clock; the pool's timers are real time. The

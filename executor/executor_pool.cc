@@ -67,6 +67,7 @@ struct ExecutorPool::Impl {
 
   bool wake(TaskId id);
   bool snooze(TaskId id, clock::Duration d);
+  void snooze(Task& task, clock::Duration d);
   bool snoozeAndWait(TaskId id, clock::Duration d);
 
   std::atomic<TaskId> next_id{kNoTask + 1};
@@ -219,6 +220,25 @@ bool ExecutorPool::Impl::snooze(TaskId id, clock::Duration d) {
   });
 }
 
+void ExecutorPool::Impl::snooze(Task& task, clock::Duration d) {
+  if (d == clock::Duration::max()) {
+    // Never: no earlier than any armed timer, and no clock to read.
+    TaskAccess::wakeTime(task).store(kNeverRep, std::memory_order_seq_cst);
+    return;
+  }
+  const TimeRep now = nowRep();
+  const TimeRep wake = deadlineAfter(now, d);
+  TaskAccess::wakeTime(task).store(wake, std::memory_order_seq_cst);
+  // As in afterWakeTimeSet(): the armed timer (or a worker, while the task is
+  // queued or running: armed is 0 then) comes first and re-arms.
+  if (wake > now && wake >= rec(task).armed.load(std::memory_order_seq_cst)) return;
+  // The lookup confirms that the task is scheduled here, and gives the
+  // reference the timer thread or the ready queue keeps.
+  table.withTask(task.id(), [&](const TaskPtr& found) {
+    if (found.get() == &task) afterWakeTimeSet(found, wake, now);
+  });
+}
+
 bool ExecutorPool::Impl::snoozeAndWait(TaskId id, clock::Duration d) {
   const TimeRep now = nowRep();
   const TimeRep wake = deadlineAfter(now, d);
@@ -264,6 +284,7 @@ TaskId ExecutorPool::schedule(std::shared_ptr<Task> task) {
 void ExecutorPool::wake(TaskId id) { impl_->wake(id); }
 
 void ExecutorPool::snooze(TaskId id, clock::Duration d) { impl_->snooze(id, d); }
+void ExecutorPool::snooze(Task& task, clock::Duration d) { impl_->snooze(task, d); }
 
 bool ExecutorPool::wakeAndWait(TaskId id) { return impl_->wake(id); }
 

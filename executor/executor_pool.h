@@ -10,7 +10,8 @@
 // Cost contract (the durability layer depends on it):
 //  - snooze() never blocks the caller on a pool thread or a timer. Pushing the
 //    wake time later than the armed timer is little more than an atomic store
-//    (plus the id lookup, under one of 32 shard locks): the timer fires at the
+//    (plus, for snooze(id), the id lookup under one of 32 shard locks;
+//    snooze(Task&) skips it): the timer fires at the
 //    old time, sees the later wake time, and re-arms. Only an earlier wake time
 //    posts work to the timer thread, and while such a request is pending
 //    further ones coalesce. The timer of a task whose wake time moved is armed
@@ -93,6 +94,12 @@ class ExecutorPool {
   // Asynchronous: the next run is due `d` from now (Duration::max(): never,
   // until woken).
   void snooze(TaskId id, clock::Duration d);
+  // The same for a task the caller holds (a task re-arming itself): when the
+  // new wake time is no earlier than the armed timer, it is the store alone —
+  // no id lookup, no lock. Otherwise it goes on as snooze(task.id(), d). A
+  // task not scheduled on this pool (or cancelled) is not revived; its wake
+  // time is only stored.
+  void snooze(Task& task, clock::Duration d);
 
   // Synchronous forms: false when no such task is scheduled (unknown,
   // finished or cancelled). snoozeAndWait() costs a round trip to the timer

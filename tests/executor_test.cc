@@ -301,6 +301,35 @@ TEST(ExecutorPool, SnoozeToAnEarlierTimeRearmsTheTimer) {
   ASSERT_TRUE(runs.waitFor(3));
 }
 
+TEST(ExecutorPool, SnoozeOfAHeldTaskRearmsLikeSnoozeOfItsId) {
+  NullTaskable owner;
+  RunCounter runs;
+  ExecutorPool pool(1);
+  auto task = sleeper(owner, runs, clock::TimePoint(std::chrono::steady_clock::now() + hours(1)));
+  pool.schedule(task);
+  pool.snooze(*task, hours(3));  // later than the armed timer: a store
+  pool.snooze(*task, clock::Duration::max());
+  EXPECT_EQ(clock::kNever, task->wakeTime());
+  pool.snooze(*task, milliseconds(1));  // earlier: re-armed
+  ASSERT_TRUE(runs.waitFor(1));
+  pool.snooze(*task, milliseconds(0));  // due now
+  ASSERT_TRUE(runs.waitFor(2));
+}
+
+TEST(ExecutorPool, SnoozeOfAHeldTaskNeverRevivesOrSchedulesIt) {
+  NullTaskable owner;
+  auto cancelled = std::make_shared<MockTask>(owner, clock::kNever);
+  auto unscheduled = std::make_shared<MockTask>(owner, clock::kNever);
+  EXPECT_CALL(*cancelled, run()).Times(0);
+  EXPECT_CALL(*unscheduled, run()).Times(0);
+  ExecutorPool pool(1);
+  EXPECT_TRUE(pool.cancel(pool.schedule(cancelled)));
+  pool.snooze(*cancelled, milliseconds(0));
+  pool.snooze(*unscheduled, milliseconds(0));
+  fence(pool);
+  EXPECT_EQ(TaskState::kDead, cancelled->state());
+}
+
 TEST(ExecutorPool, TaskSnoozingItselfRunsPeriodically) {
   NullTaskable owner;
   RunCounter runs;

@@ -27,6 +27,9 @@ namespace {
 // checkpoint's reference to the block; releasing the entry (releaseEntry)
 // drops it, and the block goes when no reader holds the item either.
 struct QueuedBlock {
+  // The item is built in place: the strings move once, from the arguments.
+  QueuedBlock(QueueOp op, std::string&& key, std::string&& value, Cas cas, bool deleted)
+      : item{op, std::move(key), std::move(value), cas, 0, deleted} {}
   Item item;
   CheckpointEntry entry;
 };
@@ -34,6 +37,8 @@ struct QueuedBlock {
 // A prepare's block also holds the entry of its commit or abort, which takes
 // its own reference to the block when it is queued.
 struct PrepareBlock {
+  PrepareBlock(std::string&& key, std::string&& value, Cas cas, bool deleted)
+      : item{QueueOp::kPrepare, std::move(key), std::move(value), cas, 0, deleted} {}
   Item item;
   CheckpointEntry entry;
   CheckpointEntry resolution;
@@ -66,8 +71,7 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
                                     bool deleted) {
   // Allocate outside the lock; the seqno is filled in under it, before any
   // other thread can see the item.
-  auto block = std::make_shared<QueuedBlock>(
-      QueuedBlock{Item{op, std::move(key), std::move(value), cas, 0, deleted}, {}});
+  auto block = std::make_shared<QueuedBlock>(op, std::move(key), std::move(value), cas, deleted);
   Item* item = &block->item;
   CheckpointEntry* entry = &block->entry;
   QueuedItem result = attach(block, *entry);
@@ -80,8 +84,7 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
 
 QueuedPrepare CheckpointManager::queuePrepare(std::string key, std::string value, Cas cas,
                                               bool deleted) {
-  auto block = std::make_shared<PrepareBlock>(PrepareBlock{
-      Item{QueueOp::kPrepare, std::move(key), std::move(value), cas, 0, deleted}, {}, {}});
+  auto block = std::make_shared<PrepareBlock>(std::move(key), std::move(value), cas, deleted);
   Item* item = &block->item;
   CheckpointEntry* entry = &block->entry;
   QueuedPrepare result{attach(block, *entry), &block->resolution};
