@@ -51,8 +51,10 @@ class ClockRef {
   // A handle to a clock with a static now() (Precise, Coarse, Syscall).
   template <StaticClock C>
   static ClockRef of() noexcept {
+    // A static clock needs no object: `self` only marks the steady timeline.
     return ClockRef(
-        +[](const void*) noexcept { return C::now(); }, nullptr);
+        +[](const void*) noexcept { return C::now(); },
+        onSteadyTimeline<C>() ? &kSteadyTimelineTag : nullptr);
   }
 
   // A handle to a clock object, e.g. a test's ManualClock. `c` must outlive the
@@ -62,18 +64,37 @@ class ClockRef {
     { c.now() } -> std::same_as<TimePoint>;
   }
   static ClockRef of(const C& c) noexcept {
+    static_assert(!onSteadyTimeline<C>(), "a clock object is not on the steady timeline");
     return ClockRef(
         +[](const void* self) noexcept { return static_cast<const C*>(self)->now(); }, &c);
   }
 
   time_point now() const noexcept { return now_(self_); }
 
+  // True when readings are times on std::chrono::steady_clock's timeline
+  // (CLOCK_MONOTONIC on Linux), as the precise, coarse and syscall clocks'
+  // are: a deadline on this clock is then also a steady_clock time, which
+  // the executor's timers can take as it is. False for a manual clock.
+  bool onSteadyTimeline() const noexcept { return self_ == &kSteadyTimelineTag; }
+
  private:
   using NowFn = TimePoint (*)(const void*) noexcept;
   ClockRef(NowFn fn, const void* self) noexcept : now_(fn), self_(self) {}
 
+  static constexpr char kSteadyTimelineTag = 0;
+
+  // A clock declares it with `static constexpr bool on_steady_timeline = true`.
+  template <typename C>
+  static constexpr bool onSteadyTimeline() noexcept {
+    if constexpr (requires { C::on_steady_timeline; }) {
+      return C::on_steady_timeline;
+    } else {
+      return false;
+    }
+  }
+
   NowFn now_;
-  const void* self_;
+  const void* self_;  // the clock object; for a static clock, null or the tag
 };
 
 }  // namespace syncwrite::clock

@@ -13,6 +13,8 @@ struct PreciseClock {
   using duration = Duration;
   using time_point = TimePoint;
   static constexpr bool is_steady = true;
+  // Readings are steady_clock times (see ClockRef::onSteadyTimeline).
+  static constexpr bool on_steady_timeline = true;
 
   static time_point now() noexcept { return std::chrono::steady_clock::now(); }
 };

@@ -135,6 +135,7 @@ void BucketDurability::Impl::stopTimerLocked(Slot& slot) {
   // Detached first, under the monitor's lock: no one re-arms it afterwards.
   slot.monitor->setHeadDeadlineListener(nullptr);
   pool.cancel(slot.timer->id());
+  task_counters.rearms.fetch_add(slot.timer->rearms(), std::memory_order_relaxed);
   slot.timer.reset();
 }
 
@@ -343,8 +344,10 @@ DurabilityStats BucketDurability::stats() const {
     s.refused += c.refused;
   }
   s.timeout_task_runs = d.task_counters.runs.load(std::memory_order_relaxed);
-  s.timeout_rearms = d.task_counters.rearms.load(std::memory_order_relaxed);
   std::lock_guard lock(d.tasks_mutex);
+  // Retired and live timers' re-arms, read under the lock that retires them.
+  s.timeout_rearms = d.task_counters.rearms.load(std::memory_order_relaxed);
+  for (const Impl::Slot& slot : d.slots) s.timeout_rearms += slot.timer ? slot.timer->rearms() : 0;
   s.mode = d.mode.load(std::memory_order_relaxed);
   s.mode_switches = d.mode_switches;
   for (const Impl::Slot& slot : d.slots) s.timeout_tasks += slot.timer ? 1 : 0;

@@ -31,24 +31,33 @@ bool VBucketTimeoutTask::run() {
 }
 
 void VBucketTimeoutTask::headDeadlineChanged(clock::TimePoint head_deadline) {
+  // Every caller holds the monitor's lock, so a load and a store suffice (no
+  // read-modify-write on the write path).
   const clock::Duration::rep deadline = head_deadline.time_since_epoch().count();
-  const clock::Duration::rep previous = armed_.exchange(deadline, std::memory_order_acq_rel);
-  if (previous != deadline) counters_.rearms.fetch_add(1, std::memory_order_relaxed);
+  if (armed_.load(std::memory_order_relaxed) != deadline) {
+    armed_.store(deadline, std::memory_order_release);
+    rearms_.store(rearms_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   if (id() == executor::kNoTask) return;  // not scheduled (yet, or refused)
 
-  clock::Duration sleep = clock::Duration::max();
-  if (head_deadline != clock::kNever) {
-    const clock::Duration remaining = head_deadline - clock_.now();
-    // Expired already: run now. Not yet: at least kMinSleep (see the header).
-    sleep = remaining < clock::Duration::zero() ? clock::Duration::zero()
-                                                : std::max(remaining, kMinSleep);
-  }
   // Always re-arm, even to the same deadline: inside run() the wake time is
   // still the one that fired, and the task would run again at once. A later
   // deadline (the head committed, or kNever) is a store of the wake time: the
   // pool's timer fires at the earlier time, sees the later one and sleeps
   // again. Only an earlier one re-arms the timer.
-  pool_.snooze(*this, sleep);
+  if (head_deadline == clock::kNever) {
+    pool_.snooze(*this, clock::Duration::max());
+    return;
+  }
+  const clock::TimePoint now = clock_.now();
+  // Expired already: run now. Not yet: at least kMinSleep (see the header).
+  const clock::TimePoint wake =
+      head_deadline < now ? now : std::max(head_deadline, now + kMinSleep);
+  if (clock_.onSteadyTimeline()) {
+    pool_.snoozeUntil(*this, wake);  // the pool's timeline: no second clock read
+  } else {
+    pool_.snooze(*this, wake - now);
+  }
 }
 
 }  // namespace syncwrite::durability

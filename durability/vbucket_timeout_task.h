@@ -36,7 +36,7 @@ namespace syncwrite::durability {
 // Counters shared by a bucket's timeout tasks (relaxed atomics: statistics).
 struct TimeoutTaskCounters {
   std::atomic<uint64_t> runs{0};
-  std::atomic<uint64_t> rearms{0};
+  std::atomic<uint64_t> rearms{0};  // of retired tasks; live ones keep their own
 };
 
 class VBucketTimeoutTask final : public executor::Task, public HeadDeadlineListener {
@@ -56,6 +56,10 @@ class VBucketTimeoutTask final : public executor::Task, public HeadDeadlineListe
   clock::TimePoint armedDeadline() const noexcept {
     return clock::TimePoint(clock::Duration(armed_.load(std::memory_order_acquire)));
   }
+  // How many times the deadline changed. Kept here rather than in the shared
+  // counters so that the write path does no atomic read-modify-write; the
+  // owner adds it to TimeoutTaskCounters::rearms when it retires the task.
+  uint64_t rearms() const noexcept { return rearms_.load(std::memory_order_relaxed); }
 
  private:
   executor::ExecutorPool& pool_;
@@ -63,6 +67,7 @@ class VBucketTimeoutTask final : public executor::Task, public HeadDeadlineListe
   const clock::ClockRef clock_;
   TimeoutTaskCounters& counters_;
   std::atomic<clock::Duration::rep> armed_;
+  std::atomic<uint64_t> rearms_{0};
 };
 
 }  // namespace syncwrite::durability

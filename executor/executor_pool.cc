@@ -67,7 +67,7 @@ struct ExecutorPool::Impl {
 
   bool wake(TaskId id);
   bool snooze(TaskId id, clock::Duration d);
-  void snooze(Task& task, clock::Duration d);
+  void snoozeUntil(Task& task, TimeRep wake);
   bool snoozeAndWait(TaskId id, clock::Duration d);
 
   std::atomic<TaskId> next_id{kNoTask + 1};
@@ -220,22 +220,17 @@ bool ExecutorPool::Impl::snooze(TaskId id, clock::Duration d) {
   });
 }
 
-void ExecutorPool::Impl::snooze(Task& task, clock::Duration d) {
-  if (d == clock::Duration::max()) {
-    // Never: no earlier than any armed timer, and no clock to read.
-    TaskAccess::wakeTime(task).store(kNeverRep, std::memory_order_seq_cst);
-    return;
-  }
-  const TimeRep now = nowRep();
-  const TimeRep wake = deadlineAfter(now, d);
+void ExecutorPool::Impl::snoozeUntil(Task& task, TimeRep wake) {
   TaskAccess::wakeTime(task).store(wake, std::memory_order_seq_cst);
-  // As in afterWakeTimeSet(): the armed timer (or a worker, while the task is
-  // queued or running: armed is 0 then) comes first and re-arms.
-  if (wake > now && wake >= rec(task).armed.load(std::memory_order_seq_cst)) return;
+  // The protocol of task_record.h: a wake time no earlier than `armed` is left
+  // to the armed timer (or, while the task is queued or running and armed is
+  // 0, to the worker), which re-arms — even when it is due already, since
+  // the timer is then due too.
+  if (wake >= rec(task).armed.load(std::memory_order_seq_cst)) return;
   // The lookup confirms that the task is scheduled here, and gives the
   // reference the timer thread or the ready queue keeps.
   table.withTask(task.id(), [&](const TaskPtr& found) {
-    if (found.get() == &task) afterWakeTimeSet(found, wake, now);
+    if (found.get() == &task) afterWakeTimeSet(found, wake, nowRep());
   });
 }
 
@@ -284,7 +279,13 @@ TaskId ExecutorPool::schedule(std::shared_ptr<Task> task) {
 void ExecutorPool::wake(TaskId id) { impl_->wake(id); }
 
 void ExecutorPool::snooze(TaskId id, clock::Duration d) { impl_->snooze(id, d); }
-void ExecutorPool::snooze(Task& task, clock::Duration d) { impl_->snooze(task, d); }
+void ExecutorPool::snooze(Task& task, clock::Duration d) {
+  // Never needs no clock read.
+  impl_->snoozeUntil(task, d == clock::Duration::max() ? kNeverRep : deadlineAfter(nowRep(), d));
+}
+void ExecutorPool::snoozeUntil(Task& task, clock::TimePoint wake) {
+  impl_->snoozeUntil(task, std::max<TimeRep>(0, wake.time_since_epoch().count()));
+}
 
 bool ExecutorPool::wakeAndWait(TaskId id) { return impl_->wake(id); }
 

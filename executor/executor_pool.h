@@ -100,6 +100,9 @@ class ExecutorPool {
   // task not scheduled on this pool (or cancelled) is not revived; its wake
   // time is only stored.
   void snooze(Task& task, clock::Duration d);
+  // The same with the wake time given as a steady_clock time: when it is no
+  // earlier than the armed timer, no clock is read either.
+  void snoozeUntil(Task& task, clock::TimePoint wake);
 
   // Synchronous forms: false when no such task is scheduled (unknown,
   // finished or cancelled). snoozeAndWait() costs a round trip to the timer

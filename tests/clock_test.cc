@@ -157,6 +157,22 @@ TEST(ClockRef, WrapsEachStaticClock) {
   }
 }
 
+TEST(ClockRef, SaysWhetherItsReadingsAreSteadyClockTimes) {
+  for (ClockRef ref :
+       {ClockRef::of<PreciseClock>(), ClockRef::of<CoarseClock>(), ClockRef::of<SyscallClock>()}) {
+    EXPECT_TRUE(ref.onSteadyTimeline());
+    // On the same timeline: never ahead of steady_clock, and at most a coarse
+    // tick (plus scheduling) behind it.
+    const TimePoint t = ref.now();
+    const TimePoint steady = std::chrono::steady_clock::now();
+    EXPECT_LE(t, steady);
+    EXPECT_LT(steady - t, std::chrono::seconds(1));
+  }
+  ManualClock manual;
+  EXPECT_FALSE(ClockRef::of(manual).onSteadyTimeline());
+  EXPECT_TRUE(ClockRef().onSteadyTimeline()) << "the default is the precise clock";
+}
+
 // Compile-time: the handle is two words and trivially copyable (no allocation).
 static_assert(sizeof(ClockRef) == 2 * sizeof(void*));
 static_assert(std::is_trivially_copyable_v<ClockRef>);

@@ -316,6 +316,21 @@ TEST(ExecutorPool, SnoozeOfAHeldTaskRearmsLikeSnoozeOfItsId) {
   ASSERT_TRUE(runs.waitFor(2));
 }
 
+TEST(ExecutorPool, SnoozeUntilTakesASteadyClockTime) {
+  NullTaskable owner;
+  RunCounter runs;
+  ExecutorPool pool(1);
+  auto task = sleeper(owner, runs, clock::TimePoint(std::chrono::steady_clock::now() + hours(1)));
+  pool.schedule(task);
+  const clock::TimePoint later = std::chrono::steady_clock::now() + hours(2);
+  pool.snoozeUntil(*task, later);  // later than the armed timer: a store
+  EXPECT_EQ(later, task->wakeTime());
+  pool.snoozeUntil(*task, std::chrono::steady_clock::now() + milliseconds(1));
+  ASSERT_TRUE(runs.waitFor(1));
+  pool.snoozeUntil(*task, clock::TimePoint{});  // in the past: due now
+  ASSERT_TRUE(runs.waitFor(2));
+}
+
 TEST(ExecutorPool, SnoozeOfAHeldTaskNeverRevivesOrSchedulesIt) {
   NullTaskable owner;
   auto cancelled = std::make_shared<MockTask>(owner, clock::kNever);
