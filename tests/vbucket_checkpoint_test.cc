@@ -287,6 +287,57 @@ TEST(CheckpointManager, ACursorInAnOldCheckpointHoldsItAndExpelStopsAtIt) {
   EXPECT_THAT(seqnosOf(m.readItems("slow")), ElementsAreArray(range(3, 7)));
 }
 
+// The slowest cursor is found by checkpoint first, then by items passed in
+// it: a cursor that passed more items of an older checkpoint is still behind
+// one that passed fewer of a newer one.
+TEST(CheckpointManager, TheSlowestCursorIsTheOneInTheOldestCheckpoint) {
+  CheckpointManager m(CheckpointOptions{.max_items_per_checkpoint = 3});
+  m.registerCursor("ahead");
+  m.registerCursor("behind");
+  m.registerCursor("middle");
+  queueN(m, 7);              // [1 2 3] [4 5 6] [7]
+  m.readItems("ahead", 4);   // in [4 5 6], one passed there
+  m.readItems("behind", 2);  // in [1 2 3], two passed there
+  m.readItems("middle", 5);  // in [4 5 6], two passed there
+  EXPECT_THAT(seqnosOf(m.extractItemsToExpel()), ElementsAre(1, 2));
+  EXPECT_THAT(seqnosOf(m.readItems("behind", 2)), ElementsAre(3, 4));
+  // Now all three are in [4 5 6]: the first checkpoint goes whole, and
+  // "ahead" and "behind", at 4, bound the rest.
+  ExpelledItems e = m.extractItemsToExpel();
+  EXPECT_EQ(e.checkpointsRemoved(), 1u);
+  EXPECT_THAT(seqnosOf(e), ElementsAre(3, 4));
+  EXPECT_THAT(seqnosOf(m.readItems("ahead")), ElementsAre(5, 6, 7));
+  EXPECT_THAT(seqnosOf(m.readItems("behind")), ElementsAre(5, 6, 7));
+  EXPECT_THAT(seqnosOf(m.readItems("middle")), ElementsAre(6, 7));
+}
+
+// Removing cursors in any order — last registered, first registered, or one
+// in between — leaves the others holding what they have not read.
+TEST(CheckpointManager, CursorsCanBeRemovedInAnyOrder) {
+  CheckpointManager m(CheckpointOptions{.max_items_per_checkpoint = 0});
+  for (const char* name : {"a", "b", "c", "d"}) m.registerCursor(name);
+  queueN(m, 8);
+  m.readItems("a", 2);
+  m.readItems("b", 4);
+  m.readItems("c", 6);
+  m.readItems("d", 8);
+  EXPECT_TRUE(m.removeCursor("c"));  // in between
+  EXPECT_THAT(seqnosOf(m.extractItemsToExpel()), ElementsAre(1, 2));
+  EXPECT_TRUE(m.removeCursor("a"));  // the first registered
+  EXPECT_THAT(seqnosOf(m.extractItemsToExpel()), ElementsAre(3, 4));
+  EXPECT_TRUE(m.removeCursor("d"));  // the last registered
+  EXPECT_TRUE(m.extractItemsToExpel().empty());
+  EXPECT_THAT(seqnosOf(m.readItems("b")), ElementsAreArray(range(5, 8)));
+  EXPECT_EQ(m.stats().num_cursors, 1u);
+  EXPECT_TRUE(m.removeCursor("b"));
+  EXPECT_EQ(m.extractItemsToExpel().count(), 4u);
+  // A cursor registered again joins the (now empty) list.
+  EXPECT_TRUE(m.registerCursor("a"));
+  queueN(m, 1);
+  EXPECT_TRUE(m.extractItemsToExpel().empty());
+  EXPECT_THAT(seqnosOf(m.readItems("a")), ElementsAre(9));
+}
+
 TEST(CheckpointManager, NoCursorMeansEverythingIsExpellable) {
   CheckpointManager m(CheckpointOptions{.max_items_per_checkpoint = 0});
   queueN(m, 3);

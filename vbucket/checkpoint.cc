@@ -34,10 +34,15 @@ void freeChain(EntryChain chain) noexcept {
   }
 }
 
+void Checkpoint::checkLayout() noexcept {
+  static_assert(alignof(Checkpoint) == 64 && sizeof(Checkpoint) == 64,
+                "Checkpoint is meant to be exactly one cache line (see checkpoint.h)");
+}
+
 Checkpoint::~Checkpoint() {
-  if (num_items_ == 0) return;
+  if (numItems() == 0) return;
   freeChain({static_cast<CheckpointEntry*>(sentinel_.next), static_cast<CheckpointEntry*>(tail_),
-             num_items_, bytes_});
+             numItems(), memoryBytes()});
 }
 
 void Checkpoint::append(CheckpointEntry* entry) noexcept {
@@ -47,26 +52,6 @@ void Checkpoint::append(CheckpointEntry* entry) noexcept {
   entry->bytes_through = bytes_appended_;
   tail_->next = entry;
   tail_ = entry;
-  ++num_items_;
-  bytes_ = bytes_appended_ - bytes_expelled_;
-}
-
-EntryChain Checkpoint::detachThrough(CheckpointEntry* through) noexcept {
-  EntryChain chain;
-  chain.first = static_cast<CheckpointEntry*>(sentinel_.next);
-  chain.last = through;
-  chain.count = through->ordinal - expelled_;
-  chain.bytes = through->bytes_through - bytes_expelled_;
-
-  sentinel_.next = through->next;
-  through->next = nullptr;
-  if (tail_ == through) tail_ = &sentinel_;
-
-  expelled_ = through->ordinal;
-  bytes_expelled_ = through->bytes_through;
-  num_items_ -= chain.count;
-  bytes_ -= chain.bytes;
-  return chain;
 }
 
 EntryChain Checkpoint::copyThenEraseThrough(CheckpointEntry* through) {

@@ -1,6 +1,5 @@
 #include "vbucket/checkpoint_manager.h"
 
-#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -12,6 +11,17 @@ CheckpointManager::CheckpointManager(CheckpointOptions options) : options_(optio
 }
 
 CheckpointManager::~CheckpointManager() = default;
+
+void CheckpointManager::checkLayout() noexcept {
+  static_assert(alignof(CheckpointManager) == 64);
+  // Line 0 is the mutex and the checkpoint list, line 1 the map and the
+  // head of the cursor list (the members are declared in that order).
+  static_assert(sizeof(std::mutex) + sizeof(std::list<Checkpoint>) == 64,
+                "the mutex and the checkpoint list no longer fill line 0 exactly");
+  static_assert(
+      sizeof(std::map<std::string, Cursor, std::less<>>) + sizeof(Cursor*) + sizeof(uint64_t) == 64,
+      "the cursor map, the cursor list head and the next id no longer fill line 1");
+}
 
 uint64_t CheckpointManager::openCheckpointLocked() {
   if (!checkpoints_.empty()) checkpoints_.back().close();
@@ -125,7 +135,7 @@ bool CheckpointManager::registerCursor(std::string name) {
       cursors_.try_emplace(std::move(name), Cursor{first, first->sentinel(), first->numExpelled()});
   if (inserted) {
     first->addCursor();
-    cursor_list_.push_back(&it->second);
+    it->second.next_listed = std::exchange(first_cursor_, &it->second);
   }
   return inserted;
 }
@@ -134,8 +144,11 @@ bool CheckpointManager::removeCursor(std::string_view name) {
   std::lock_guard lock(mutex_);
   auto it = cursors_.find(name);
   if (it == cursors_.end()) return false;
-  it->second.checkpoint->removeCursor();
-  cursor_list_.erase(std::find(cursor_list_.begin(), cursor_list_.end(), &it->second));
+  Cursor* cursor = &it->second;
+  cursor->checkpoint->removeCursor();
+  Cursor** link = &first_cursor_;
+  while (*link != cursor) link = &(*link)->next_listed;
+  *link = cursor->next_listed;
   cursors_.erase(it);
   return true;
 }
@@ -206,25 +219,31 @@ void CheckpointManager::removeUnreferencedCheckpoints(ExpelledItems& out) {
 ExpelledItems CheckpointManager::extractItemsToExpel(ExpelMethod method) {
   ExpelledItems out;
   std::lock_guard lock(mutex_);
-  for (Cursor* cursor : cursor_list_) skipFinishedCheckpoints(*cursor);
-  removeUnreferencedCheckpoints(out);
+  // One walk over the cursors moves each out of the closed checkpoints it
+  // has finished and finds the slowest: the one in the oldest checkpoint
+  // (ids increase along the list) that has passed the fewest items there.
+  Cursor* slowest = nullptr;
+  uint64_t slowest_id = 0;
+  for (Cursor* cursor = first_cursor_; cursor != nullptr; cursor = cursor->next_listed) {
+    skipFinishedCheckpoints(*cursor);
+    const uint64_t id = cursor->checkpoint->id();
+    if (slowest == nullptr || id < slowest_id ||
+        (id == slowest_id && cursor->passed < slowest->passed)) {
+      slowest = cursor;
+      slowest_id = id;
+    }
+  }
+  // Leaves the slowest cursor's checkpoint at the front: the checkpoints
+  // before it have no cursor, and it has one.
+  if (checkpoints_.size() > 1) removeUnreferencedCheckpoints(out);
 
   auto oldest = checkpoints_.begin();
   CheckpointEntry* through = nullptr;
-  if (oldest->numCursors() == 0) {
+  if (slowest == nullptr) {
     through = oldest->lastEntry();  // no cursor at all: everything counts as read
-  } else {
-    // The slowest cursor in the oldest checkpoint bounds what can go.
-    const Cursor* slowest = nullptr;
-    for (const Cursor* cursor : cursor_list_) {
-      if (cursor->checkpoint == oldest &&
-          (slowest == nullptr || cursor->passed < slowest->passed)) {
-        slowest = cursor;
-      }
-    }
-    if (slowest->passed > oldest->numExpelled()) {
-      through = static_cast<CheckpointEntry*>(slowest->position);
-    }
+  } else if (slowest->passed > oldest->numExpelled()) {
+    // The slowest cursor bounds what can go.
+    through = static_cast<CheckpointEntry*>(slowest->position);
   }
   if (through == nullptr) return out;
 
@@ -233,7 +252,7 @@ ExpelledItems CheckpointManager::extractItemsToExpel(ExpelMethod method) {
   // Cursors that stood on the last expelled entry now stand on the sentinel:
   // the same place in the log, since the sentinel is followed by what
   // followed that entry.
-  for (Cursor* cursor : cursor_list_) {
+  for (Cursor* cursor = first_cursor_; cursor != nullptr; cursor = cursor->next_listed) {
     if (cursor->position == through) cursor->position = oldest->sentinel();
   }
   return out;

@@ -42,8 +42,6 @@
 #include <string_view>
 #include <vector>
 
-#include <absl/container/inlined_vector.h>
-
 #include "vbucket/checkpoint.h"
 #include "vbucket/expelled_items.h"
 #include "vbucket/item.h"
@@ -72,7 +70,15 @@ struct CheckpointStats {
 // then erases the originals, O(N) under the lock.
 enum class ExpelMethod { kSplice, kCopy };
 
-class CheckpointManager {
+// Memory layout (alignas(64)): the fields are grouped by who touches them,
+// so that expel, which runs rarely and after a reader has gone through many
+// items, finds its state on lines the reader and the writer keep warm:
+//   line 0: the mutex and the checkpoint list — every call takes the lock;
+//           queue and expel read the list;
+//   line 1: the cursor map, which every read searches, and the head of the
+//           cursors' list, which expel walks;
+//   then:   the lock-free seqno and the rarely touched totals.
+class alignas(64) CheckpointManager {
  public:
   explicit CheckpointManager(CheckpointOptions options = {});
   ~CheckpointManager();
@@ -129,8 +135,13 @@ class CheckpointManager {
     std::list<Checkpoint>::iterator checkpoint;
     CheckpointLink* position;  // last link read: an entry, or the sentinel
     uint64_t passed;           // ordinal of `position` (numExpelled() at the sentinel)
+    // The next cursor in the manager's list (first_cursor_), for the walks
+    // over all of them.
+    Cursor* next_listed = nullptr;
   };
 
+  // Checks, at compile time, the layout described above the class.
+  static void checkLayout() noexcept;
   // Moves `cursor` out of closed checkpoints it has finished. Lock held.
   void skipFinishedCheckpoints(Cursor& cursor);
   // Removes the leading closed checkpoints no cursor is in. Lock held.
@@ -139,21 +150,26 @@ class CheckpointManager {
   // Gives `entry` the next seqno and appends it to the open checkpoint.
   Seqno appendLocked(CheckpointEntry* entry);
 
-  const CheckpointOptions options_;
-  std::atomic<Seqno> high_seqno_{0};
-
+  // Line 0.
   mutable std::mutex mutex_;
   std::list<Checkpoint> checkpoints_;  // never empty; back() is open
+  // Line 1.
   std::map<std::string, Cursor, std::less<>> cursors_;
-  // The same cursors, for the walks over all of them (expel makes three).
-  // An array inside the manager, so a walk reads the manager's own lines and
-  // the cursors — which every read keeps warm — and not the map's tree links,
-  // which nothing else touches between registerCursor() and expel: after a
-  // large fill they are cold, and walking them cost a cache miss per expel
-  // (cachegrind: the one D1 miss of an expel was in _Rb_tree_increment).
-  // Map nodes do not move, so the pointers stay valid until removeCursor().
-  absl::InlinedVector<Cursor*, 4> cursor_list_;
+  // The same cursors, linked through Cursor::next_listed, for the walks over
+  // all of them (expel makes two). Walking the map's tree instead read its
+  // node links, which nothing else touches between registerCursor() and
+  // expel: after a large fill they were cold, a cache miss per expel
+  // (cachegrind: the one D1 miss of an expel was in _Rb_tree_increment). An
+  // array in the manager had the same problem one level up: a line of the
+  // manager that only registerCursor() and expel touched. The head sits on
+  // the line the map's header is on, which every read warms; the links are
+  // in the cursors, which their reads warm. Map nodes do not move, so the
+  // pointers stay valid until removeCursor().
+  Cursor* first_cursor_ = nullptr;
   uint64_t next_checkpoint_id_ = 1;
+  // Then.
+  const CheckpointOptions options_;
+  std::atomic<Seqno> high_seqno_{0};
   // Totals of checkpoints removed whole (the others count their own, so
   // queue and expel touch no counter here).
   uint64_t removed_items_ = 0;
