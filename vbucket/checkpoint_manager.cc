@@ -54,13 +54,16 @@ struct PrepareBlock {
   CheckpointEntry resolution;
 };
 
-// Points `entry` at the block's item, as a block-resident entry.
+// Points `entry` at the block's item (the checkpoint's reference) and hands
+// `block`'s own reference on to the caller as the item: one reference-count
+// increment in all, the only atomic read-modify-write of a queue.
 template <typename Block>
-QueuedItem attach(const std::shared_ptr<Block>& block, CheckpointEntry& entry) {
+QueuedItem attach(std::shared_ptr<Block>&& block, CheckpointEntry& entry) {
+  const Item* item = &block->item;
   entry.own_allocation = false;
-  entry.item = QueuedItem(block, &block->item);
-  entry.op = block->item.op;
-  return entry.item;
+  entry.op = item->op;
+  entry.item = QueuedItem(block, item);
+  return QueuedItem(std::move(block), item);
 }
 
 }  // namespace
@@ -84,8 +87,7 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
   auto block = std::make_shared<QueuedBlock>(op, std::move(key), std::move(value), cas, deleted);
   Item* item = &block->item;
   CheckpointEntry* entry = &block->entry;
-  QueuedItem result = attach(block, *entry);
-  block.reset();
+  QueuedItem result = attach(std::move(block), *entry);
 
   std::lock_guard lock(mutex_);
   item->seqno = appendLocked(entry);
@@ -97,8 +99,8 @@ QueuedPrepare CheckpointManager::queuePrepare(std::string key, std::string value
   auto block = std::make_shared<PrepareBlock>(std::move(key), std::move(value), cas, deleted);
   Item* item = &block->item;
   CheckpointEntry* entry = &block->entry;
-  QueuedPrepare result{attach(block, *entry), &block->resolution};
-  block.reset();
+  CheckpointEntry* resolution = &block->resolution;
+  QueuedPrepare result{attach(std::move(block), *entry), resolution};
 
   std::lock_guard lock(mutex_);
   item->seqno = appendLocked(entry);
