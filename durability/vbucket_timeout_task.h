@@ -7,8 +7,8 @@
 // re-arms itself with the pool's asynchronous snooze of a held task: the
 // writer that added the first write pays an atomic store (and, when the
 // deadline is earlier than the armed timer, an id lookup and a post to the
-// timer thread), and never waits for the executor. When it fires, run() calls processTimeout(now), which aborts
-// the expired prefix and tells the task the next head's deadline (or kNever).
+// timer thread), and never waits for the executor. When it fires, run() calls processTimeout(now),
+// which aborts the expired prefix and tells the task the next head's deadline (or kNever).
 //
 // Deadlines are on the injected clock; the pool's timers are real time. The
 // task sleeps for (deadline - clock.now()), and at least kMinSleep when the
