@@ -3,7 +3,19 @@
 #include <algorithm>
 #include <string>
 
+#include "clock/coarse_clock.h"
+
 namespace syncwrite::durability {
+
+namespace {
+
+// clock_getres() once per process, not once per task.
+clock::Duration coarseTick() {
+  static const clock::Duration tick = clock::CoarseClock::resolution();
+  return tick;
+}
+
+}  // namespace
 
 VBucketTimeoutTask::VBucketTimeoutTask(executor::Taskable& owner, executor::ExecutorPool& pool,
                                        ActiveDurabilityMonitor& monitor, clock::ClockRef clock,
@@ -14,7 +26,8 @@ VBucketTimeoutTask::VBucketTimeoutTask(executor::Taskable& owner, executor::Exec
       monitor_(monitor),
       clock_(clock),
       counters_(counters),
-      armed_(clock::kNever.time_since_epoch().count()) {}
+      armed_(clock::kNever.time_since_epoch().count()),
+      coarse_tick_(coarseTick()) {}
 
 bool VBucketTimeoutTask::run() {
   if (taskable().isShutdown()) return false;
@@ -50,13 +63,21 @@ void VBucketTimeoutTask::headDeadlineChanged(clock::TimePoint head_deadline) {
     return;
   }
   const clock::TimePoint now = clock_.now();
-  // Expired already: run now. Not yet: at least kMinSleep (see the header).
-  const clock::TimePoint wake =
-      head_deadline < now ? now : std::max(head_deadline, now + kMinSleep);
-  if (clock_.onSteadyTimeline()) {
-    pool_.snoozeUntil(*this, wake);  // the pool's timeline: no second clock read
+  if (head_deadline < now) {
+    pool_.snooze(*this, clock::Duration::zero());  // expired already: run now
+    return;
+  }
+  const clock::Duration remaining = head_deadline - now;
+  if (clock_.onSteadyTimeline() && remaining >= kAbsoluteArmMargin) {
+    // Far enough ahead to be in the future of real time too, however stale
+    // the coarse reading: the deadline is a time on the pool's timeline, and
+    // needs no second clock read. Plus a coarse tick, so that the clock has
+    // usually moved past it when the task runs.
+    pool_.snoozeUntil(*this, head_deadline + coarse_tick_);
   } else {
-    pool_.snooze(*this, wake - now);
+    // Close, or woken before the clock moved past it: relative to real now,
+    // and at least kMinSleep (see the header).
+    pool_.snooze(*this, std::max(remaining, kMinSleep));
   }
 }
 

@@ -7,14 +7,26 @@
 // re-arms itself with the pool's asynchronous snooze of a held task: the
 // writer that added the first write pays an atomic store (and, when the
 // deadline is earlier than the armed timer, an id lookup and a post to the
-// timer thread), and never waits for the executor. When it fires, run() calls processTimeout(now),
-// which aborts the expired prefix and tells the task the next head's deadline (or kNever).
+// timer thread), and never waits for the executor. When it fires, run()
+// calls processTimeout(now), which aborts the expired prefix and tells the
+// task the next head's deadline (or kNever).
 //
-// Deadlines are on the injected clock; the pool's timers are real time. The
-// task sleeps for (deadline - clock.now()), and at least kMinSleep when the
-// deadline has not passed yet: a coarse clock can lag real time by a tick, and
-// a write is aborted only once its deadline is strictly in the past, so a
-// timer that fires a little early sleeps briefly again instead of spinning.
+// Deadlines are on the injected clock; the pool's timers are real time. A
+// write is aborted only once its deadline is strictly before clock.now(), and
+// the coarse clock lags real time — by a tick (4 ms at HZ=250) usually, by
+// two or more after the CPUs were idle (8 ms seen on this project's VM). A
+// timer re-armed to a time already past in real time would run again at once
+// until the clock caught up: a spin. So:
+//  - a deadline at least kAbsoluteArmMargin ahead of clock.now(), on a clock
+//    whose readings are steady_clock times (ClockRef::onSteadyTimeline(): the
+//    coarse clock in production), is handed to the pool as an absolute time,
+//    plus one coarse tick — no second clock read on the common path (a
+//    timeout of seconds);
+//  - any other deadline, and every re-arm after a run that found nothing
+//    expired yet, is a sleep of (deadline - clock.now()) from real now, at
+//    least kMinSleep.
+// A timer that fires early therefore sleeps again for at least kMinSleep; it
+// never spins. A timeout fires after its deadline, never before.
 //
 // Thread-safety: headDeadlineChanged() is called under the monitor's lock
 // from any thread; run() by the pool. The monitor and the counters passed in
@@ -42,6 +54,9 @@ struct TimeoutTaskCounters {
 class VBucketTimeoutTask final : public executor::Task, public HeadDeadlineListener {
  public:
   static constexpr clock::Duration kMinSleep = std::chrono::milliseconds(1);
+  // How far ahead a deadline must be for the absolute re-arm (see above):
+  // far more than the coarse clock ever lags a running thread.
+  static constexpr clock::Duration kAbsoluteArmMargin = std::chrono::milliseconds(250);
 
   // Created asleep forever; schedule it, then attach it with
   // monitor.setHeadDeadlineListener(task), which arms it.
@@ -67,6 +82,8 @@ class VBucketTimeoutTask final : public executor::Task, public HeadDeadlineListe
   const clock::ClockRef clock_;
   TimeoutTaskCounters& counters_;
   std::atomic<clock::Duration::rep> armed_;
+  // The coarse clock's resolution: how far a steady-timeline reading may lag.
+  const clock::Duration coarse_tick_;
   std::atomic<uint64_t> rearms_{0};
 };
 

@@ -280,7 +280,7 @@ void ExecutorPool::wake(TaskId id) { impl_->wake(id); }
 
 void ExecutorPool::snooze(TaskId id, clock::Duration d) { impl_->snooze(id, d); }
 void ExecutorPool::snooze(Task& task, clock::Duration d) {
-  // Never needs no clock read.
+  // A wake time of never is computed without reading the clock.
   impl_->snoozeUntil(task, d == clock::Duration::max() ? kNeverRep : deadlineAfter(nowRep(), d));
 }
 void ExecutorPool::snoozeUntil(Task& task, clock::TimePoint wake) {

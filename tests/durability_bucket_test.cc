@@ -7,10 +7,13 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "clock/coarse_clock.h"
 #include "clock/manual_clock.h"
+#include "durability/vbucket_timeout_task.h"
 #include "tests/durability_test_support.h"
 
 namespace syncwrite::durability {
@@ -317,6 +320,40 @@ TEST_P(PollingTest, AMaxVisitDurationChangeIsAccepted) {
   clock_.advance(11ms);
   bucket_->checkTimeoutsNow();
   EXPECT_TRUE(recorder_.waitFor(1));
+}
+
+// The production clock: event-driven timeouts on the coarse clock, which lags
+// real time (by a tick or more). A write whose deadline passes must be aborted
+// after a few timer runs, not after a spin of re-runs until the clock catches
+// up. Short timeouts take the relative re-arm; the 300 ms one (beyond
+// VBucketTimeoutTask::kAbsoluteArmMargin) the absolute one.
+TEST(CoarseClockTimeouts, AnExpiringWriteTakesAFewTimerRunsNotASpin) {
+  static_assert(VBucketTimeoutTask::kAbsoluteArmMargin < std::chrono::milliseconds(300));
+  config::Configuration config(config::Scope::kBucket);
+  ASSERT_TRUE(
+      config.loadJson({{"max_vbuckets", 1}, {"durability_timeout_mode", "event-driven"}}).ok());
+  vbucket::VBucketMap map(config, VBucketState::kActive);
+  executor::ExecutorPool pool(1);
+  BucketDurability bucket("coarse", config, map, pool, testing::chainOf({"replica1"}),
+                          clock::ClockRef::of<clock::CoarseClock>());
+  Recorder recorder;
+  const std::vector<uint16_t> timeouts_ms = {1, 1, 2, 5, 300};
+  for (size_t i = 0; i < timeouts_ms.size(); ++i) {
+    const std::string key = "k" + std::to_string(i);
+    const Requirements requirements{Level::kMajority, *Timeout::fromMillis(timeouts_ms[i])};
+    ASSERT_EQ(bucket
+                  .write(0, WriteRequest{WriteOp::kSet, key, "v", 1, requirements},
+                         recorder.completion(key))
+                  .status,
+              WriteStatus::kPending);
+    ASSERT_TRUE(recorder.waitFor(i + 1));
+  }
+  EXPECT_EQ(bucket.stats().aborted_timeout, timeouts_ms.size());
+  // One run per write when the clock has moved past the deadline by the time
+  // the timer fires; a stale clock may cost a few more, each after kMinSleep.
+  // A spin would be thousands.
+  EXPECT_LE(bucket.stats().timeout_task_runs, timeouts_ms.size() * 10);
+  bucket.shutdown(AmbiguousReason::kShutdown);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -219,13 +220,46 @@ TEST(CheckpointManager, APrepareAndItsResolutionShareOneBlockFreedWithTheLastOfT
   EXPECT_TRUE(item.expired());
 }
 
-TEST(CheckpointManager, AResolutionCountsOnlyItsEntryInMemory) {
+TEST(CheckpointManager, AResolutionCountsTheItemItKeepsAlive) {
+  CheckpointManager m(CheckpointOptions{.max_items_per_checkpoint = 0});
+  m.registerCursor("c");
+  QueuedPrepare p = m.queuePrepare("key", std::string(1000, 'v'), 1);
+  const size_t item_bytes = sizeof(CheckpointEntry) + p->estimatedSize();
+  EXPECT_EQ(m.stats().memory_bytes, item_bytes);
+  m.queueResolution(QueueOp::kAbort, p);
+  EXPECT_EQ(m.stats().memory_bytes, 2 * item_bytes) << "an upper bound while both are present";
+  m.readItems("c", 1);
+  const ExpelledItems prepare = m.extractItemsToExpel();
+  EXPECT_EQ(prepare.bytes(), item_bytes);
+  EXPECT_EQ(m.stats().memory_bytes, item_bytes)
+      << "the abort still holds the value: it is not reported as freed";
+}
+
+TEST(CheckpointManager, AResolutionThatOpensACheckpointIsQueuedThere) {
+  // A checkpoint limit of one item makes the resolution open a checkpoint:
+  // the one step of a queue that can throw (it allocates), which
+  // appendLocked() therefore takes before the entry or the reservation
+  // changes. The throw itself is not injected here.
+  CheckpointManager m(CheckpointOptions{.max_items_per_checkpoint = 1});
+  QueuedPrepare p = m.queuePrepare("k", "v", 1);
+  CheckpointEntry* reserved = p.resolution;
+  ASSERT_NE(reserved, nullptr);
+  EXPECT_EQ(m.queueResolution(QueueOp::kCommit, p), 2u);
+  EXPECT_EQ(p.resolution, nullptr);
+  EXPECT_EQ(m.stats().num_checkpoints, 2u);
+}
+
+TEST(CheckpointManager, AQueuedPrepareIsMoveOnlyAndItsReservationMovesWithIt) {
+  static_assert(!std::is_copy_constructible_v<QueuedPrepare>);
+  static_assert(!std::is_copy_assignable_v<QueuedPrepare>);
   CheckpointManager m;
-  QueuedPrepare p = m.queuePrepare("key", "value", 1);
-  const size_t prepare_bytes = m.stats().memory_bytes;
-  EXPECT_EQ(prepare_bytes, sizeof(CheckpointEntry) + p->estimatedSize());
-  m.queueResolution(QueueOp::kCommit, p);
-  EXPECT_EQ(m.stats().memory_bytes, prepare_bytes + sizeof(CheckpointEntry));
+  QueuedPrepare a = m.queuePrepare("k", "v", 1);
+  CheckpointEntry* reserved = a.resolution;
+  QueuedPrepare b = std::move(a);
+  EXPECT_EQ(b.resolution, reserved);
+  EXPECT_EQ(a.resolution, nullptr);  // NOLINT(bugprone-use-after-move): checking the moved-from
+  EXPECT_THROW(m.queueResolution(QueueOp::kCommit, a), std::invalid_argument);
+  EXPECT_EQ(m.queueResolution(QueueOp::kCommit, b), 2u);
 }
 
 TEST(CheckpointManager, ExpelOfAnEmptyCheckpointDoesNothing) {

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "vbucket/item.h"
 
@@ -51,31 +52,44 @@ struct CheckpointEntry : CheckpointLink {
   uint64_t bytes_through = 0;  // sum of bytes() of entries 1..ordinal
   QueueOp op = QueueOp::kMutation;
   // True for an entry allocated on its own (new); false for one that lives in
-  // the same heap block as its item (CheckpointManager::queue allocates both
-  // at once), which `item` keeps alive until the entry is released.
+  // the same heap block as its item (CheckpointManager::queue, queuePrepare
+  // and queueResolution use such entries), which `item` keeps alive until the
+  // entry is released.
   bool own_allocation = true;
 
   LogRecord record() const { return {op, seqno, item}; }
-  // A resolution shares its prepare's item rather than holding one.
-  bool isResolution() const noexcept { return op != item->op; }
   // Bytes this entry accounts for in checkpoint memory statistics: the entry
-  // and its item, except that a resolution's item is counted with its
-  // prepare.
-  size_t bytes() const noexcept {
-    return isResolution() ? sizeof(CheckpointEntry)
-                          : sizeof(CheckpointEntry) + item->estimatedSize();
-  }
+  // and the item it keeps alive. A commit or abort keeps its prepare's item
+  // (value included) alive just as the prepare's entry does, so both count
+  // it: while both are present the statistics are an upper bound, and they
+  // never report as freed what an entry still holds.
+  size_t bytes() const noexcept { return sizeof(CheckpointEntry) + item->estimatedSize(); }
 };
 
 // A prepare queued by CheckpointManager::queuePrepare: the item, and the entry
 // reserved in the item's heap block for its commit or abort (null once used).
 // The entry lives as long as the item; holding `item` keeps it valid.
+// Move-only, so that one reservation has one owner: a moved-from object has
+// neither item nor reservation.
 struct QueuedPrepare {
-  QueuedItem item;
-  CheckpointEntry* resolution = nullptr;
+  QueuedPrepare() = default;
+  QueuedPrepare(QueuedItem prepared, CheckpointEntry* reserved) noexcept
+      : item(std::move(prepared)), resolution(reserved) {}
+  QueuedPrepare(QueuedPrepare&& other) noexcept
+      : item(std::move(other.item)), resolution(std::exchange(other.resolution, nullptr)) {}
+  QueuedPrepare& operator=(QueuedPrepare&& other) noexcept {
+    item = std::move(other.item);
+    resolution = std::exchange(other.resolution, nullptr);
+    return *this;
+  }
+  QueuedPrepare(const QueuedPrepare&) = delete;
+  QueuedPrepare& operator=(const QueuedPrepare&) = delete;
 
   const Item* operator->() const noexcept { return item.get(); }
   const Item& operator*() const noexcept { return *item; }
+
+  QueuedItem item;
+  CheckpointEntry* resolution = nullptr;
 };
 
 struct EntryChain {

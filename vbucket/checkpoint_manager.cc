@@ -54,25 +54,27 @@ struct PrepareBlock {
   CheckpointEntry resolution;
 };
 
-// Points `entry` at the block's item (the checkpoint's reference) and hands
-// `block`'s own reference on to the caller as the item: one reference-count
-// increment in all, the only atomic read-modify-write of a queue.
+// Marks `entry` as living in `block` and hands the block's reference on to
+// the caller as the item (an aliasing move: no reference-count change). The
+// entry's own reference is taken by appendLocked(), once nothing can throw.
 template <typename Block>
 QueuedItem attach(std::shared_ptr<Block>&& block, CheckpointEntry& entry) {
   const Item* item = &block->item;
   entry.own_allocation = false;
   entry.op = item->op;
-  entry.item = QueuedItem(block, item);
   return QueuedItem(std::move(block), item);
 }
 
 }  // namespace
 
-Seqno CheckpointManager::appendLocked(CheckpointEntry* entry) {
+Seqno CheckpointManager::appendLocked(CheckpointEntry* entry, const QueuedItem& item) {
+  // The only step that can throw (a new checkpoint allocates), so it comes
+  // first: if it throws, the entry holds no reference and nothing changed.
   if (options_.max_items_per_checkpoint != 0 &&
       checkpoints_.back().numItems() >= options_.max_items_per_checkpoint) {
     openCheckpointLocked();
   }
+  entry->item = item;  // the checkpoint's reference: keeps the block alive
   const Seqno seqno = high_seqno_.load(std::memory_order_relaxed) + 1;
   entry->seqno = seqno;
   checkpoints_.back().append(entry);
@@ -90,7 +92,7 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
   QueuedItem result = attach(std::move(block), *entry);
 
   std::lock_guard lock(mutex_);
-  item->seqno = appendLocked(entry);
+  item->seqno = appendLocked(entry, result);
   return result;
 }
 
@@ -100,10 +102,10 @@ QueuedPrepare CheckpointManager::queuePrepare(std::string key, std::string value
   Item* item = &block->item;
   CheckpointEntry* entry = &block->entry;
   CheckpointEntry* resolution = &block->resolution;
-  QueuedPrepare result{attach(std::move(block), *entry), resolution};
+  QueuedPrepare result(attach(std::move(block), *entry), resolution);
 
   std::lock_guard lock(mutex_);
-  item->seqno = appendLocked(entry);
+  item->seqno = appendLocked(entry, result.item);
   return result;
 }
 
@@ -117,12 +119,14 @@ Seqno CheckpointManager::queueResolution(QueueOp op, QueuedPrepare& prepare) {
         "queueResolution: the prepare has no reserved entry (resolved already, or not from "
         "queuePrepare)");
   }
-  CheckpointEntry* entry = std::exchange(prepare.resolution, nullptr);
+  CheckpointEntry* entry = prepare.resolution;
   entry->own_allocation = false;
-  entry->item = prepare.item;  // keeps the block, and so the entry, alive
   entry->op = op;
   std::lock_guard lock(mutex_);
-  return appendLocked(entry);
+  const Seqno seqno = appendLocked(entry, prepare.item);
+  // Used up only once queued: a throw above leaves the prepare resolvable.
+  prepare.resolution = nullptr;
+  return seqno;
 }
 
 uint64_t CheckpointManager::createCheckpoint() {

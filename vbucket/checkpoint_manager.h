@@ -57,7 +57,7 @@ struct CheckpointOptions {
 struct CheckpointStats {
   size_t num_checkpoints = 0;   // including the open one
   size_t num_items = 0;         // queued and not expelled
-  size_t memory_bytes = 0;      // of those items (CheckpointEntry::entryBytes)
+  size_t memory_bytes = 0;      // of those items (CheckpointEntry::bytes)
   uint64_t items_expelled = 0;  // ever
   uint64_t bytes_expelled = 0;  // ever
   uint64_t checkpoints_removed = 0;
@@ -147,8 +147,10 @@ class alignas(64) CheckpointManager {
   // Removes the leading closed checkpoints no cursor is in. Lock held.
   void removeUnreferencedCheckpoints(ExpelledItems& out);
   uint64_t openCheckpointLocked();
-  // Gives `entry` the next seqno and appends it to the open checkpoint.
-  Seqno appendLocked(CheckpointEntry* entry);
+  // Points `entry` at `item`, gives it the next seqno and appends it to the
+  // open checkpoint. Strong guarantee: if opening a checkpoint throws, the
+  // entry is untouched.
+  Seqno appendLocked(CheckpointEntry* entry, const QueuedItem& item);
 
   // Line 0.
   mutable std::mutex mutex_;

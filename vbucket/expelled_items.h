@@ -4,8 +4,11 @@
 //
 // The point of this type is *where* the freeing happens: the manager detaches
 // the items under its lock in O(1) and hands them over in this object; they
-// are freed (item references dropped, entries deleted) only when the object
-// is destroyed or release() is called — after the manager's lock is dropped.
+// are released (item references dropped, entries allocated on their own
+// deleted) only when the object is destroyed or release() is called — after
+// the manager's lock is dropped. An entry living in its item's block goes with
+// the block, when its last holder lets go: a prepare's block stays while its
+// commit or abort is still in a checkpoint, or a reader holds the item.
 //
 // Move-only. Not thread-safe: one owner.
 #pragma once

@@ -31,7 +31,7 @@ struct Item {
   std::string key;
   std::string value;
   Cas cas = 0;
-  Seqno seqno = 0;  // assigned by CheckpointManager::queue()
+  Seqno seqno = 0;  // assigned when queued (CheckpointManager::queue, queuePrepare)
   // A deletion: the key has no value once this commits (a plain delete, or a
   // durable delete's prepare and commit).
   bool deleted = false;
