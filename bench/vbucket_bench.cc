@@ -43,11 +43,15 @@ using namespace syncwrite::vbucket;
 // reader would leave it before expelling. What differs between N is then the
 // extraction's work, plus the cache misses the O(N) fill caused (N = 10000 is
 // about 2 MB of entries and items: L2 here).
-void fillAndRead(CheckpointManager& manager, int n) {
-  manager.registerCursor("persistence");
+void queueAndRead(CheckpointManager& manager, int n) {
   for (int i = 0; i < n; ++i) manager.queue(QueueOp::kMutation, "key", "value", 1);
   while (!manager.readItems("persistence", 256).empty()) {
   }
+}
+
+void fillAndRead(CheckpointManager& manager, int n) {
+  manager.registerCursor("persistence");
+  queueAndRead(manager, n);
 }
 
 void BM_ExtractItemsToExpel(benchmark::State& state, ExpelMethod method) {
@@ -103,13 +107,8 @@ void BM_ExtractOneAfterTraffic(benchmark::State& state) {
     manager.registerCursor("persistence");
     // Kept until after the timed call, like the fill of ExtractItemsToExpel.
     CheckpointManager other(CheckpointOptions{.max_items_per_checkpoint = 0});
-    other.registerCursor("persistence");
-    for (int i = 0; i < traffic; ++i) other.queue(QueueOp::kMutation, "key", "value", 1);
-    while (!other.readItems("persistence", 256).empty()) {
-    }
-    manager.queue(QueueOp::kMutation, "key", "value", 1);
-    while (!manager.readItems("persistence", 256).empty()) {
-    }
+    fillAndRead(other, traffic);
+    queueAndRead(manager, 1);
 
     const auto start = std::chrono::steady_clock::now();
     ExpelledItems items = manager.extractItemsToExpel();
