@@ -62,7 +62,9 @@ struct ExecutorPool::Impl {
   // task if due, or have its timer re-armed if it is earlier than the timer.
   void afterWakeTimeSet(const TaskPtr& task, TimeRep wake, TimeRep now);
   void markDead(Task& task);
-  void finish(const TaskPtr& task);
+  // Marks the task dead and takes it out of the table; returns the table's
+  // reference, for the caller to drop when it drops its own.
+  [[nodiscard]] TaskPtr finish(const TaskPtr& task);
   void runOver(Task& task, size_t worker);
 
   bool wake(TaskId id);
@@ -150,7 +152,11 @@ void ExecutorPool::Impl::runOnce(const TaskPtr& task, size_t worker) {
   tl_running = nullptr;
 
   if (!again) {
-    finish(task);
+    // The table's reference is dropped on return, just before the worker's
+    // own (workerLoop's): the two decrements of the reference count, which
+    // whoever waits for the task's release is reading, come back to back
+    // instead of on either side of runOver()'s stores.
+    const TaskPtr table_reference = finish(task);
     runOver(*task, worker);
     return;
   }
@@ -188,10 +194,11 @@ void ExecutorPool::Impl::markDead(Task& task) {
   TaskAccess::setState(task, TaskState::kDead);
 }
 
-void ExecutorPool::Impl::finish(const TaskPtr& task) {
+TaskPtr ExecutorPool::Impl::finish(const TaskPtr& task) {
   markDead(*task);
-  table.erase(task->id());
+  TaskPtr table_reference = table.erase(task->id());
   if (rec(*task).timer_pending.load()) timers.release({task}, /*wait=*/false);
+  return table_reference;
 }
 
 void ExecutorPool::Impl::runOver(Task& task, size_t worker) {
