@@ -345,12 +345,15 @@ DurabilityStats BucketDurability::stats() const {
   }
   s.timeout_task_runs = d.task_counters.runs.load(std::memory_order_relaxed);
   std::lock_guard lock(d.tasks_mutex);
-  // Retired and live timers' re-arms, read under the lock that retires them.
-  s.timeout_rearms = d.task_counters.rearms.load(std::memory_order_relaxed);
-  for (const Impl::Slot& slot : d.slots) s.timeout_rearms += slot.timer ? slot.timer->rearms() : 0;
   s.mode = d.mode.load(std::memory_order_relaxed);
   s.mode_switches = d.mode_switches;
-  for (const Impl::Slot& slot : d.slots) s.timeout_tasks += slot.timer ? 1 : 0;
+  // Retired and live timers' re-arms, read under the lock that retires them.
+  s.timeout_rearms = d.task_counters.rearms.load(std::memory_order_relaxed);
+  for (const Impl::Slot& slot : d.slots) {
+    if (!slot.timer) continue;
+    ++s.timeout_tasks;
+    s.timeout_rearms += slot.timer->rearms();
+  }
   if (d.polling) ++s.timeout_tasks;
   s.polling_passes = d.polling_passes_before + (d.polling ? d.polling->passesCompleted() : 0);
   return s;
