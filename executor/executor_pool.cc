@@ -2,7 +2,9 @@
 //
 // Pieces (each in its own file):
 //  - TaskTable (task_table.h): id -> Task, indexed by the id, sharded; every
-//    call by id starts with one lookup under a shard lock.
+//    call by id starts with one lookup under a shard lock. It does not own
+//    tasks: a scheduled task keeps itself alive until it is dead, and its
+//    entry leaves with the Task object.
 //  - ReadyQueue (ready_queue.h): due tasks, FIFO, consumed by the NonIO
 //    workers, which spin briefly before blocking.
 //  - TimerThread (timer_thread.h): a boost::asio io_context on one thread, a
@@ -61,9 +63,11 @@ struct ExecutorPool::Impl {
   // After the wake time became `wake` (read or written at `now`): queue the
   // task if due, or have its timer re-armed if it is earlier than the timer.
   void afterWakeTimeSet(const TaskPtr& task, TimeRep wake, TimeRep now);
-  void markDead(Task& task);
-  // Marks the task dead and takes it out of the table; returns the table's
-  // reference, for the caller to drop when it drops its own.
+  // Marks the task dead; returns the pool's own reference (TaskRecord::self)
+  // if this call is the one that did, null if the task was dead already. The
+  // caller drops it outside any table lock.
+  [[nodiscard]] static TaskPtr retire(Task& task);
+  // retire(), and the timer thread told to drop the task's deadline.
   [[nodiscard]] TaskPtr finish(const TaskPtr& task);
   void runOver(Task& task, size_t worker);
 
@@ -102,9 +106,10 @@ ExecutorPool::Impl::~Impl() {
   for (std::thread& t : workers) t.join();
   timers.stop();
   // Tasks still referenced by posts to the timer thread go with its
-  // io_context; those with deadlines go with its deadline map.
+  // io_context; those with deadlines go with its deadline map. Unlinked
+  // first, their destructors do not touch the table, which goes before them.
   ready.removeIf([](const Task&) { return true; });
-  table.eraseIf([](const Task&) { return true; });
+  for (const TaskPtr& task : table.detachAll()) TaskPtr self = retire(*task);
 }
 
 void ExecutorPool::Impl::workerLoop(size_t index) {
@@ -152,11 +157,11 @@ void ExecutorPool::Impl::runOnce(const TaskPtr& task, size_t worker) {
   tl_running = nullptr;
 
   if (!again) {
-    // The table's reference is dropped on return, just before the worker's
-    // own (workerLoop's): the two decrements of the reference count, which
-    // whoever waits for the task's release is reading, come back to back
-    // instead of on either side of runOver()'s stores.
-    const TaskPtr table_reference = finish(task);
+    // The pool's own reference is dropped on return, just before the
+    // worker's (workerLoop's): the two decrements of the reference count,
+    // which whoever waits for the task's release is reading, come back to
+    // back instead of on either side of runOver()'s stores.
+    const TaskPtr self = finish(task);
     runOver(*task, worker);
     return;
   }
@@ -189,16 +194,19 @@ void ExecutorPool::Impl::afterWakeTimeSet(const TaskPtr& task, TimeRep wake, Tim
   // Otherwise the deadline comes no later than `wake` and re-arms: nothing to do.
 }
 
-void ExecutorPool::Impl::markDead(Task& task) {
-  rec(task).state.store(RecordState::kDead, std::memory_order_seq_cst);
+TaskPtr ExecutorPool::Impl::retire(Task& task) {
+  TaskRecord& r = rec(task);
+  if (r.state.exchange(RecordState::kDead, std::memory_order_seq_cst) == RecordState::kDead) {
+    return nullptr;
+  }
   TaskAccess::setState(task, TaskState::kDead);
+  return std::move(r.self);
 }
 
 TaskPtr ExecutorPool::Impl::finish(const TaskPtr& task) {
-  markDead(*task);
-  TaskPtr table_reference = table.erase(task->id());
+  TaskPtr self = retire(*task);
   if (rec(*task).timer_pending.load()) timers.release({task}, /*wait=*/false);
-  return table_reference;
+  return self;
 }
 
 void ExecutorPool::Impl::runOver(Task& task, size_t worker) {
@@ -211,19 +219,25 @@ void ExecutorPool::Impl::runOver(Task& task, size_t worker) {
 }
 
 bool ExecutorPool::Impl::wake(TaskId id) {
-  return table.withTask(id, [this](const TaskPtr& task) {
-    TaskAccess::wakeTime(*task).store(0, std::memory_order_seq_cst);
-    rec(*task).wake_requested.store(true, std::memory_order_seq_cst);
-    ready.enqueueIfWaiting(task);
+  return table.withLiveTask(id, [this](TaskTable::Found& found) {
+    Task& task = found.task();
+    TaskAccess::wakeTime(task).store(0, std::memory_order_seq_cst);
+    rec(task).wake_requested.store(true, std::memory_order_seq_cst);
+    if (rec(task).state.load(std::memory_order_seq_cst) != RecordState::kWaiting) return;
+    if (const TaskPtr& ref = found.ref()) ready.enqueueIfWaiting(ref);
   });
 }
 
 bool ExecutorPool::Impl::snooze(TaskId id, clock::Duration d) {
   const TimeRep now = nowRep();
   const TimeRep wake = deadlineAfter(now, d);
-  return table.withTask(id, [&](const TaskPtr& task) {
-    TaskAccess::wakeTime(*task).store(wake, std::memory_order_seq_cst);
-    afterWakeTimeSet(task, wake, now);
+  return table.withLiveTask(id, [&](TaskTable::Found& found) {
+    Task& task = found.task();
+    TaskAccess::wakeTime(task).store(wake, std::memory_order_seq_cst);
+    // Later than the armed timer: the store was all (afterWakeTimeSet's
+    // test, without taking a reference).
+    if (wake > now && wake >= rec(task).armed.load(std::memory_order_seq_cst)) return;
+    if (const TaskPtr& ref = found.ref()) afterWakeTimeSet(ref, wake, now);
   });
 }
 
@@ -236,8 +250,9 @@ void ExecutorPool::Impl::snoozeUntil(Task& task, TimeRep wake) {
   if (wake >= rec(task).armed.load(std::memory_order_seq_cst)) return;
   // The lookup confirms that the task is scheduled here, and gives the
   // reference the timer thread or the ready queue keeps.
-  table.withTask(task.id(), [&](const TaskPtr& found) {
-    if (found.get() == &task) afterWakeTimeSet(found, wake, nowRep());
+  table.withLiveTask(task.id(), [&](TaskTable::Found& found) {
+    if (&found.task() != &task) return;
+    if (const TaskPtr& ref = found.ref()) afterWakeTimeSet(ref, wake, nowRep());
   });
 }
 
@@ -245,9 +260,9 @@ bool ExecutorPool::Impl::snoozeAndWait(TaskId id, clock::Duration d) {
   const TimeRep now = nowRep();
   const TimeRep wake = deadlineAfter(now, d);
   TaskPtr found;
-  table.withTask(id, [&](const TaskPtr& task) {
-    TaskAccess::wakeTime(*task).store(wake, std::memory_order_seq_cst);
-    found = task;
+  table.withLiveTask(id, [&](TaskTable::Found& live) {
+    TaskAccess::wakeTime(live.task()).store(wake, std::memory_order_seq_cst);
+    found = live.ref();
   });
   if (!found) return false;
   if (wake <= now) {
@@ -273,13 +288,16 @@ TaskId ExecutorPool::schedule(std::shared_ptr<Task> task) {
   const TaskId id = impl_->next_id.fetch_add(1, std::memory_order_relaxed);
   if (!TaskAccess::claimId(*task, id)) return kNoTask;  // scheduled before
   const Taskable& owner = task->taskable();
-  if (!impl_->table.insert(id, task, [&owner] { return owner.isShutdown(); })) {
+  rec(*task).self = task;  // published by the insert
+  if (!impl_->table.insert(task, [&owner] { return owner.isShutdown(); })) {
+    rec(*task).self.reset();
     TaskAccess::releaseId(*task);
     return kNoTask;
   }
   TaskAccess::setState(*task, TaskState::kSnoozed);
-  const TimeRep now = nowRep();
-  impl_->afterWakeTimeSet(task, TaskAccess::wakeTime(*task).load(std::memory_order_seq_cst), now);
+  const TimeRep wake = TaskAccess::wakeTime(*task).load(std::memory_order_seq_cst);
+  // Due at once (the default wake time, 0) is known without reading the clock.
+  impl_->afterWakeTimeSet(task, wake, wake == 0 ? 0 : nowRep());
   return id;
 }
 
@@ -301,20 +319,20 @@ bool ExecutorPool::snoozeAndWait(TaskId id, clock::Duration d) {
 }
 
 bool ExecutorPool::cancel(TaskId id) {
-  TaskPtr task = impl_->table.erase(id);
+  TaskPtr task;
+  impl_->table.withLiveTask(id, [&task](TaskTable::Found& found) { task = found.ref(); });
   if (!task) return false;
-  impl_->markDead(*task);
-  if (rec(*task).timer_pending.load()) impl_->timers.release({task}, /*wait=*/false);
-  return true;
+  return impl_->finish(task) != nullptr;  // false: it died meanwhile
 }
 
 void ExecutorPool::unregisterTaskable(Taskable& owner) {
   // Shut down first: a schedule() that checks after this is refused, and one
-  // that checked before has inserted by the time eraseIf() takes its shard.
+  // that checked before has inserted by the time collectLiveIf() takes its
+  // shard.
   owner.setShutdown();
   std::vector<TaskPtr> tasks =
-      impl_->table.eraseIf([&owner](const Task& task) { return ownedBy(task, owner); });
-  for (const TaskPtr& task : tasks) impl_->markDead(*task);
+      impl_->table.collectLiveIf([&owner](const Task& task) { return ownedBy(task, owner); });
+  for (const TaskPtr& task : tasks) TaskPtr self = Impl::retire(*task);
   impl_->ready.removeIf([&owner](const Task& task) { return ownedBy(task, owner); });
   impl_->timers.release(tasks, /*wait=*/true);
 

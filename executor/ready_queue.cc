@@ -164,13 +164,16 @@ void ReadyQueue::stop() {
 
 void ReadyQueue::removeIf(const std::function<bool(const Task&)>& pred) {
   std::vector<TaskPtr> keep;
+  // Dropped after the lock: dropping a task's last reference runs ~Task,
+  // which takes a task table lock (the lock order is table, then queue).
+  std::vector<TaskPtr> drop;
   {
     std::lock_guard lock(overflow_mu_);
     while (TaskPtr task = tryPopRing()) {
-      if (!pred(*task)) keep.push_back(std::move(task));
+      (pred(*task) ? drop : keep).push_back(std::move(task));
     }
     for (TaskPtr& task : overflow_) {
-      if (!pred(*task)) keep.push_back(std::move(task));
+      (pred(*task) ? drop : keep).push_back(std::move(task));
     }
     overflow_.clear();
     overflow_size_.store(0, std::memory_order_release);

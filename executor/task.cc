@@ -1,10 +1,11 @@
 #include "executor/task.h"
 
 #include "executor/task_access.h"
+#include "executor/task_table.h"
 
 namespace syncwrite::executor {
 
-Task::~Task() = default;
+Task::~Task() { TaskTable::unlink(*this); }
 
 void Task::snooze(clock::Duration d) noexcept {
   // "Never" needs no clock read (it is the common disarm of an idle timer).

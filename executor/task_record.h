@@ -9,7 +9,8 @@
 //   kWaiting --(due, or woken: whoever wins the CAS)--> kQueued
 //   kQueued  --(the worker that pops it)--------------> kRunning
 //   kRunning --(that worker, after run() returns true)-> kWaiting
-//   any      --(cancel, unregister, run() false/throws)-> kDead  (final)
+//   any      --(cancel, unregister, run() false/throws,
+//                 the pool's destruction)-----------------> kDead  (final)
 //
 // Every move out of kWaiting is a compare-and-swap, so a task is queued at most
 // once however many wakes and timers race for it: that is how wakes coalesce,
@@ -41,6 +42,7 @@
 namespace syncwrite::executor {
 
 class Task;
+class TaskTable;
 enum class RecordState : uint8_t { kWaiting, kQueued, kRunning, kDead };
 
 // The timer thread's deadlines: when to look at which task (timer_thread.h).
@@ -60,6 +62,14 @@ struct TaskRecord {
   // True while the task has an entry in the timer thread's deadline map (which
   // holds a reference to it): cancel asks the timer thread to drop it.
   std::atomic<bool> timer_pending{false};
+
+  // The pool's own reference while the task is scheduled and not dead: it
+  // keeps a sleeping task alive. Set by schedule(); moved out by whoever marks
+  // the task dead (the exchange of `state` to kDead picks that one thread).
+  std::shared_ptr<Task> self;
+  // The table holding the task's id entry (task_table.h), for ~Task to
+  // unlink it; exchanged to null by ~Task or by the pool's destruction.
+  std::atomic<TaskTable*> table{nullptr};
 
   // Timer thread only.
   bool has_deadline = false;

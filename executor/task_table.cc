@@ -1,6 +1,9 @@
 #include "executor/task_table.h"
 
+#include <thread>
 #include <utility>
+
+#include "executor/task_access.h"
 
 namespace syncwrite::executor {
 
@@ -14,7 +17,7 @@ const TaskTable::Slot* TaskTable::Shard::find(TaskId id) const noexcept {
   }
 }
 
-void TaskTable::Shard::insert(TaskId id, TaskPtr task) {
+void TaskTable::Shard::insert(Slot entry) {
   if ((size + 1) * 2 > slots.size()) {  // keep the load factor <= 1/2
     std::vector<Slot> old(slots.size() * 2);
     old.swap(slots);
@@ -27,21 +30,20 @@ void TaskTable::Shard::insert(TaskId id, TaskPtr task) {
     }
   }
   const size_t mask = slots.size() - 1;
-  size_t i = home(id);
+  size_t i = home(entry.id);
   while (slots[i].id != kNoTask) i = (i + 1) & mask;
-  slots[i] = Slot{id, std::move(task)};
+  slots[i] = std::move(entry);
   ++size;
 }
 
-TaskTable::TaskPtr TaskTable::Shard::erase(TaskId id) {
-  if (id == kNoTask) return nullptr;
+void TaskTable::Shard::erase(TaskId id) noexcept {
+  if (id == kNoTask) return;
   const size_t mask = slots.size() - 1;
   size_t hole = home(id);
   while (slots[hole].id != id) {
-    if (slots[hole].id == kNoTask) return nullptr;
+    if (slots[hole].id == kNoTask) return;
     hole = (hole + 1) & mask;
   }
-  TaskPtr task = std::move(slots[hole].task);
   slots[hole] = Slot{};
   --size;
   // Backward-shift: pull later entries of the probe run into the hole when
@@ -54,34 +56,85 @@ TaskTable::TaskPtr TaskTable::Shard::erase(TaskId id) {
     slots[j] = Slot{};
     hole = j;
   }
-  return task;
 }
 
-bool TaskTable::insert(TaskId id, const TaskPtr& task, const std::function<bool()>& refuse) {
+bool TaskTable::isDead(Task& task) noexcept {
+  return TaskAccess::record(task).state.load(std::memory_order_seq_cst) == RecordState::kDead;
+}
+
+bool TaskTable::insert(const TaskPtr& task, const std::function<bool()>& refuse) {
+  const TaskId id = task->id();
   Shard& shard = shardFor(id);
   std::lock_guard lock(shard.mu);
   if (refuse()) return false;
-  shard.insert(id, task);
+  shard.insert(Slot{id, task.get(), task});
+  TaskAccess::record(*task).table.store(this, std::memory_order_seq_cst);
   return true;
 }
 
-TaskTable::TaskPtr TaskTable::erase(TaskId id) {
-  Shard& shard = shardFor(id);
-  std::lock_guard lock(shard.mu);
-  return shard.erase(id);
-}
-
-std::vector<TaskTable::TaskPtr> TaskTable::eraseIf(const std::function<bool(const Task&)>& pred) {
+std::vector<TaskTable::TaskPtr> TaskTable::collectLiveIf(
+    const std::function<bool(const Task&)>& pred) {
   std::vector<TaskPtr> out;
   for (Shard& shard : shards_) {
     std::lock_guard lock(shard.mu);
-    std::vector<TaskId> doomed;
     for (const Slot& slot : shard.slots) {
-      if (slot.id != kNoTask && pred(*slot.task)) doomed.push_back(slot.id);
+      if (slot.id == kNoTask || isDead(*slot.task) || !pred(*slot.task)) continue;
+      // A failed lock() means the task is being destroyed: it is dead.
+      if (TaskPtr task = slot.ref.lock()) out.push_back(std::move(task));
     }
-    for (TaskId id : doomed) out.push_back(shard.erase(id));
   }
   return out;
+}
+
+size_t TaskTable::size() {
+  size_t total = 0;
+  for (Shard& shard : shards_) {
+    std::lock_guard lock(shard.mu);
+    total += shard.size;
+  }
+  return total;
+}
+
+void TaskTable::unlink(Task& task) noexcept {
+  // Whoever exchanges the link away — this destructor or detachAll() — is the
+  // one that removes the entry; the other leaves it alone.
+  std::atomic<TaskTable*>& link = TaskAccess::record(task).table;
+  if (link.load(std::memory_order_relaxed) == nullptr) return;  // never scheduled
+  TaskTable* table = link.exchange(nullptr, std::memory_order_seq_cst);
+  if (table == nullptr) return;
+  Shard& shard = table->shardFor(task.id());
+  std::lock_guard lock(shard.mu);
+  shard.erase(task.id());
+}
+
+std::vector<TaskTable::TaskPtr> TaskTable::detachAll() {
+  std::vector<TaskPtr> alive;
+  for (Shard& shard : shards_) {
+    for (;;) {
+      std::vector<TaskId> detached;
+      bool dying = false;
+      {
+        std::lock_guard lock(shard.mu);
+        for (const Slot& slot : shard.slots) {
+          if (slot.id == kNoTask) continue;
+          // Null: the task's destructor took the link, and removes the entry
+          // as soon as this lock is free. Otherwise the task's memory must
+          // not be touched after the exchange (its destructor may run now).
+          if (TaskAccess::record(*slot.task).table.exchange(nullptr, std::memory_order_seq_cst) ==
+              nullptr) {
+            dying = true;
+            continue;
+          }
+          if (TaskPtr task = slot.ref.lock()) alive.push_back(std::move(task));
+          detached.push_back(slot.id);
+        }
+        for (TaskId id : detached) shard.erase(id);
+      }
+      if (!dying) break;
+      std::this_thread::yield();
+    }
+  }
+  return alive;
 }
 
 }  // namespace syncwrite::executor
