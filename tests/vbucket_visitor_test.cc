@@ -2,6 +2,7 @@
 // with pauses forced by a manual clock, resume position, state filtering and
 // a visitor that stops early. No sleeps: time moves only when a test moves it.
 #include <chrono>
+#include <functional>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -176,6 +177,110 @@ TEST(VBucketVisitPass, EmptyFilterVisitsNothingAndCompletes) {
   EXPECT_EQ(runPass(pass), 1);
   EXPECT_TRUE(v.visited.empty());
   EXPECT_EQ(v.completes, 1);
+}
+
+// Clock reads between cheap visits (CappedDurationVBucketVisitor's sampling).
+
+// Counts its reads; each read advances it by `step` (0: it never moves).
+struct CountingClock {
+  explicit CountingClock(clock::Duration step) : step(step) {}
+  clock::TimePoint now() const {
+    ++reads;
+    at += step;
+    return at;
+  }
+  const clock::Duration step;
+  mutable clock::TimePoint at{};
+  mutable int reads = 0;
+};
+
+// Marks the chosen visits cheap; may move a manual clock during a visit.
+class SamplingVisitor : public CappedDurationVBucketVisitor {
+ public:
+  SamplingVisitor(clock::ClockRef clock, clock::Duration max, std::function<bool(Vbid)> cheap)
+      : CappedDurationVBucketVisitor(clock, max), cheap_(std::move(cheap)) {}
+  void visitBucket(VBucket& vb) override {
+    visited.push_back(vb.id());
+    if (on_visit) on_visit(vb.id());
+    if (cheap_(vb.id())) noteCheapVisit();
+  }
+  std::vector<Vbid> visited;
+  std::function<void(Vbid)> on_visit;
+
+ private:
+  const std::function<bool(Vbid)> cheap_;
+};
+
+constexpr auto kAllCheap = [](Vbid) { return true; };
+constexpr auto kNoneCheap = [](Vbid) { return false; };
+constexpr int kSamplingVBuckets = 1024;
+
+TEST(CappedDurationVBucketVisitor, CheapVisitsOnAClockThatDoesNotMoveReadItLessOften) {
+  VBucketMap map(kSamplingVBuckets, VBucketState::kActive);
+  CountingClock still(clock::Duration(0));
+  SamplingVisitor v(clock::ClockRef::of(still), milliseconds(25), kAllCheap);
+  VBucketVisitPass pass(map, v);
+  EXPECT_EQ(runPass(pass), 1);
+  EXPECT_EQ(v.visited.size(), size_t{kSamplingVBuckets});
+  // 1023 checks between vbuckets, plus the chunk's first read; the stride
+  // doubles to kMaxCheapStride and stays there.
+  const int kMax = CappedDurationVBucketVisitor::kMaxCheapStride;
+  EXPECT_LE(still.reads, kSamplingVBuckets / kMax + 8);
+  EXPECT_GE(still.reads, kSamplingVBuckets / kMax);
+}
+
+TEST(CappedDurationVBucketVisitor, AVisitNotMarkedCheapIsAlwaysFollowedByARead) {
+  VBucketMap map(kSamplingVBuckets, VBucketState::kActive);
+  CountingClock still(clock::Duration(0));
+  SamplingVisitor v(clock::ClockRef::of(still), milliseconds(25), kNoneCheap);
+  VBucketVisitPass pass(map, v);
+  runPass(pass);
+  EXPECT_EQ(still.reads, kSamplingVBuckets);  // 1023 checks and the chunk's start
+}
+
+TEST(CappedDurationVBucketVisitor, AClockThatMovesBetweenReadsIsReadAfterEveryVisit) {
+  VBucketMap map(kSamplingVBuckets, VBucketState::kActive);
+  CountingClock moving(std::chrono::nanoseconds(1));  // as a precise or syscall clock
+  SamplingVisitor v(clock::ClockRef::of(moving), std::chrono::hours(1), kAllCheap);
+  VBucketVisitPass pass(map, v);
+  runPass(pass);
+  EXPECT_EQ(moving.reads, kSamplingVBuckets);
+}
+
+// A coarse clock ticks past the maximum during a streak of cheap visits: the
+// pause comes within kMaxCheapStride visits of the tick, and the pass still
+// visits every vbucket once.
+TEST(CappedDurationVBucketVisitor, APauseAfterCheapVisitsIsLateByLessThanTheStride) {
+  VBucketMap map(kSamplingVBuckets, VBucketState::kActive);
+  clock::ManualClock clock;
+  SamplingVisitor v(clock::ClockRef::of(clock), milliseconds(10), kAllCheap);
+  constexpr Vbid kTick = 500;
+  v.on_visit = [&](Vbid id) {
+    if (id == kTick) clock.advance(milliseconds(11));
+  };
+  VBucketVisitPass pass(map, v);
+  ASSERT_EQ(pass.runChunk(), VBucketVisitPass::Progress::kPaused);
+  EXPECT_GT(pass.position(), size_t{kTick});
+  EXPECT_LE(pass.position(), size_t{kTick} + CappedDurationVBucketVisitor::kMaxCheapStride);
+  runPass(pass);
+  EXPECT_THAT(v.visited, ElementsAreArray(allIds(kSamplingVBuckets)));
+}
+
+// After a long cheap streak, a visit that did real work (not marked cheap)
+// and ran past the maximum pauses the chunk right after it.
+TEST(CappedDurationVBucketVisitor, AnExpensiveVisitAfterACheapStreakPausesAtOnce) {
+  VBucketMap map(kSamplingVBuckets, VBucketState::kActive);
+  clock::ManualClock clock;
+  constexpr Vbid kExpensive = 700;
+  SamplingVisitor v(clock::ClockRef::of(clock), milliseconds(10),
+                    [](Vbid id) { return id != kExpensive; });
+  v.on_visit = [&](Vbid id) {
+    if (id == kExpensive) clock.advance(milliseconds(11));
+  };
+  VBucketVisitPass pass(map, v);
+  ASSERT_EQ(pass.runChunk(), VBucketVisitPass::Progress::kPaused);
+  EXPECT_EQ(pass.position(), size_t{kExpensive} + 1);
+  EXPECT_EQ(v.visited.back(), kExpensive);
 }
 
 }  // namespace
