@@ -67,7 +67,8 @@ struct ExecutorPool::Impl {
   // if this call is the one that did, null if the task was dead already. The
   // caller drops it outside any table lock.
   [[nodiscard]] static TaskPtr retire(Task& task);
-  // retire(), and the timer thread told to drop the task's deadline.
+  // retire(), and, if this call retired it, the timer thread told to drop
+  // the task's deadline.
   [[nodiscard]] TaskPtr finish(const TaskPtr& task);
   void runOver(Task& task, size_t worker);
 
@@ -205,7 +206,8 @@ TaskPtr ExecutorPool::Impl::retire(Task& task) {
 
 TaskPtr ExecutorPool::Impl::finish(const TaskPtr& task) {
   TaskPtr self = retire(*task);
-  if (rec(*task).timer_pending.load()) timers.release({task}, /*wait=*/false);
+  // Whoever retired the task first has dealt with its deadline already.
+  if (self && rec(*task).timer_pending.load()) timers.release({task}, /*wait=*/false);
   return self;
 }
 
