@@ -59,17 +59,20 @@ struct ExecutorPool::Impl {
   ~Impl();
 
   void workerLoop(size_t index);
-  void runOnce(const TaskPtr& task, size_t worker);
+  void runOnce(TaskPtr task, size_t worker);
   // After the wake time became `wake` (read or written at `now`): queue the
   // task if due, or have its timer re-armed if it is earlier than the timer.
-  void afterWakeTimeSet(const TaskPtr& task, TimeRep wake, TimeRep now);
-  // Marks the task dead; returns the pool's own reference (TaskRecord::self)
-  // if this call is the one that did, null if the task was dead already. The
-  // caller drops it outside any table lock.
-  [[nodiscard]] static TaskPtr retire(Task& task);
+  // `ref()` gives a reference for the timer thread (null: the task is dying).
+  template <typename RefFn>
+  void afterWakeTimeSet(Task& task, TimeRep wake, TimeRep now, RefFn&& ref);
+  // Marks the task dead; false if it was dead already. When it was waiting,
+  // the pool's reference (TaskRecord::self) is moved to `pool_ref`, for the
+  // caller to drop outside any table lock; queued or running, the queue or
+  // the worker holds it and drops it.
+  static bool retire(Task& task, TaskPtr& pool_ref);
   // retire(), and, if this call retired it, the timer thread told to drop
   // the task's deadline.
-  [[nodiscard]] TaskPtr finish(const TaskPtr& task);
+  bool finish(const TaskPtr& task);
   void runOver(Task& task, size_t worker);
 
   bool wake(TaskId id);
@@ -110,7 +113,10 @@ ExecutorPool::Impl::~Impl() {
   // io_context; those with deadlines go with its deadline map. Unlinked
   // first, their destructors do not touch the table, which goes before them.
   ready.removeIf([](const Task&) { return true; });
-  for (const TaskPtr& task : table.detachAll()) TaskPtr self = retire(*task);
+  for (const TaskPtr& task : table.detachAll()) {
+    TaskPtr pool_ref;
+    retire(*task, pool_ref);
+  }
 }
 
 void ExecutorPool::Impl::workerLoop(size_t index) {
@@ -118,10 +124,11 @@ void ExecutorPool::Impl::workerLoop(size_t index) {
   pthread_setname_np(pthread_self(), name.c_str());
   tl_worker = index;
   ReadyQueue::SpinBudget spin;
-  while (TaskPtr task = ready.pop(spin)) runOnce(task, index);
+  while (TaskPtr task = ready.pop(spin)) runOnce(std::move(task), index);
 }
 
-void ExecutorPool::Impl::runOnce(const TaskPtr& task, size_t worker) {
+// `task` is the pool's reference, from the ready queue.
+void ExecutorPool::Impl::runOnce(TaskPtr task, size_t worker) {
   TaskRecord& r = rec(*task);
   // Published before the claim, cleared (in runOver) after the run: a run
   // that claimed before its task was marked dead is always seen.
@@ -158,18 +165,20 @@ void ExecutorPool::Impl::runOnce(const TaskPtr& task, size_t worker) {
   tl_running = nullptr;
 
   if (!again) {
-    // The pool's own reference is dropped on return, just before the
-    // worker's (workerLoop's): the two decrements of the reference count,
-    // which whoever waits for the task's release is reading, come back to
-    // back instead of on either side of runOver()'s stores.
-    const TaskPtr self = finish(task);
+    // The pool's reference goes on return, in one decrement.
+    finish(task);
     runOver(*task, worker);
     return;
   }
   TaskAccess::setState(*task, TaskState::kSnoozed);
+  // Back with the task before it is kWaiting, when others may move it; this
+  // worker keeps a reference of its own until it is done with the task.
+  r.self = task;
   expected = RecordState::kRunning;
   if (!r.state.compare_exchange_strong(expected, RecordState::kWaiting)) {
-    TaskAccess::setState(*task, TaskState::kDead);  // cancelled during the run
+    // Cancelled during the run: retire() left the reference to this worker.
+    TaskAccess::setState(*task, TaskState::kDead);
+    r.self.reset();
     runOver(*task, worker);
     return;
   }
@@ -180,35 +189,36 @@ void ExecutorPool::Impl::runOnce(const TaskPtr& task, size_t worker) {
   const TimeRep now = nowRep();
   const TimeRep wake = TaskAccess::wakeTime(*task).load(std::memory_order_seq_cst);
   if (r.wake_requested.load(std::memory_order_seq_cst)) {
-    ready.enqueueIfWaiting(task);  // woken during the run
+    ready.enqueueIfWaiting(*task);  // woken during the run
     return;
   }
-  afterWakeTimeSet(task, wake, now);
+  afterWakeTimeSet(*task, wake, now, [&task]() -> const TaskPtr& { return task; });
 }
 
-void ExecutorPool::Impl::afterWakeTimeSet(const TaskPtr& task, TimeRep wake, TimeRep now) {
+template <typename RefFn>
+void ExecutorPool::Impl::afterWakeTimeSet(Task& task, TimeRep wake, TimeRep now, RefFn&& ref) {
   if (wake <= now) {
     ready.enqueueIfWaiting(task);
-  } else if (wake < rec(*task).armed.load(std::memory_order_seq_cst)) {
-    timers.requestSettle(task);
+  } else if (wake < rec(task).armed.load(std::memory_order_seq_cst)) {
+    if (const TaskPtr& p = ref()) timers.requestSettle(p);
   }
   // Otherwise the deadline comes no later than `wake` and re-arms: nothing to do.
 }
 
-TaskPtr ExecutorPool::Impl::retire(Task& task) {
+bool ExecutorPool::Impl::retire(Task& task, TaskPtr& pool_ref) {
   TaskRecord& r = rec(task);
-  if (r.state.exchange(RecordState::kDead, std::memory_order_seq_cst) == RecordState::kDead) {
-    return nullptr;
-  }
+  const RecordState was = r.state.exchange(RecordState::kDead, std::memory_order_seq_cst);
+  if (was == RecordState::kDead) return false;
   TaskAccess::setState(task, TaskState::kDead);
-  return std::move(r.self);
+  if (was == RecordState::kWaiting) pool_ref = std::move(r.self);
+  return true;
 }
 
-TaskPtr ExecutorPool::Impl::finish(const TaskPtr& task) {
-  TaskPtr self = retire(*task);
-  // Whoever retired the task first has dealt with its deadline already.
-  if (self && rec(*task).timer_pending.load()) timers.release({task}, /*wait=*/false);
-  return self;
+bool ExecutorPool::Impl::finish(const TaskPtr& task) {
+  TaskPtr pool_ref;
+  if (!retire(*task, pool_ref)) return false;
+  if (rec(*task).timer_pending.load()) timers.release({task}, /*wait=*/false);
+  return true;
 }
 
 void ExecutorPool::Impl::runOver(Task& task, size_t worker) {
@@ -225,8 +235,7 @@ bool ExecutorPool::Impl::wake(TaskId id) {
     Task& task = found.task();
     TaskAccess::wakeTime(task).store(0, std::memory_order_seq_cst);
     rec(task).wake_requested.store(true, std::memory_order_seq_cst);
-    if (rec(task).state.load(std::memory_order_seq_cst) != RecordState::kWaiting) return;
-    if (const TaskPtr& ref = found.ref()) ready.enqueueIfWaiting(ref);
+    ready.enqueueIfWaiting(task);
   });
 }
 
@@ -236,10 +245,7 @@ bool ExecutorPool::Impl::snooze(TaskId id, clock::Duration d) {
   return table.withLiveTask(id, [&](TaskTable::Found& found) {
     Task& task = found.task();
     TaskAccess::wakeTime(task).store(wake, std::memory_order_seq_cst);
-    // Later than the armed timer: the store was all (afterWakeTimeSet's
-    // test, without taking a reference).
-    if (wake > now && wake >= rec(task).armed.load(std::memory_order_seq_cst)) return;
-    if (const TaskPtr& ref = found.ref()) afterWakeTimeSet(ref, wake, now);
+    afterWakeTimeSet(task, wake, now, [&found]() -> const TaskPtr& { return found.ref(); });
   });
 }
 
@@ -254,7 +260,7 @@ void ExecutorPool::Impl::snoozeUntil(Task& task, TimeRep wake) {
   // reference the timer thread or the ready queue keeps.
   table.withLiveTask(task.id(), [&](TaskTable::Found& found) {
     if (&found.task() != &task) return;
-    if (const TaskPtr& ref = found.ref()) afterWakeTimeSet(ref, wake, nowRep());
+    afterWakeTimeSet(task, wake, nowRep(), [&found]() -> const TaskPtr& { return found.ref(); });
   });
 }
 
@@ -268,7 +274,7 @@ bool ExecutorPool::Impl::snoozeAndWait(TaskId id, clock::Duration d) {
   });
   if (!found) return false;
   if (wake <= now) {
-    ready.enqueueIfWaiting(found);
+    ready.enqueueIfWaiting(*found);
   } else {
     timers.settleAndWait(found);
   }
@@ -299,7 +305,8 @@ TaskId ExecutorPool::schedule(std::shared_ptr<Task> task) {
   TaskAccess::setState(*task, TaskState::kSnoozed);
   const TimeRep wake = TaskAccess::wakeTime(*task).load(std::memory_order_seq_cst);
   // Due at once (the default wake time, 0) is known without reading the clock.
-  impl_->afterWakeTimeSet(task, wake, wake == 0 ? 0 : nowRep());
+  impl_->afterWakeTimeSet(*task, wake, wake == 0 ? 0 : nowRep(),
+                          [&task]() -> const TaskPtr& { return task; });
   return id;
 }
 
@@ -324,7 +331,7 @@ bool ExecutorPool::cancel(TaskId id) {
   TaskPtr task;
   impl_->table.withLiveTask(id, [&task](TaskTable::Found& found) { task = found.ref(); });
   if (!task) return false;
-  return impl_->finish(task) != nullptr;  // false: it died meanwhile
+  return impl_->finish(task);  // false: it died meanwhile
 }
 
 void ExecutorPool::unregisterTaskable(Taskable& owner) {
@@ -334,7 +341,10 @@ void ExecutorPool::unregisterTaskable(Taskable& owner) {
   owner.setShutdown();
   std::vector<TaskPtr> tasks =
       impl_->table.collectLiveIf([&owner](const Task& task) { return ownedBy(task, owner); });
-  for (const TaskPtr& task : tasks) TaskPtr self = Impl::retire(*task);
+  for (const TaskPtr& task : tasks) {
+    TaskPtr pool_ref;
+    Impl::retire(*task, pool_ref);
+  }
   impl_->ready.removeIf([&owner](const Task& task) { return ownedBy(task, owner); });
   impl_->timers.release(tasks, /*wait=*/true);
 

@@ -48,9 +48,10 @@ class ReadyQueue {
 
   ReadyQueue();
 
-  // Moves a waiting task to the queue: false when it is not kWaiting (it is
-  // already queued, running or dead), which is how wakes coalesce.
-  bool enqueueIfWaiting(const TaskPtr& task);
+  // Moves a waiting task to the queue, with the pool's reference to it
+  // (TaskRecord::self): false when it is not kWaiting (it is already queued,
+  // running or dead), which is how wakes coalesce.
+  bool enqueueIfWaiting(Task& task);
 
   // Queues a task its caller has already moved to kQueued. Lock-free unless
   // the ring is full; a futex wake only when a worker sleeps.

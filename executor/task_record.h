@@ -63,9 +63,13 @@ struct TaskRecord {
   // holds a reference to it): cancel asks the timer thread to drop it.
   std::atomic<bool> timer_pending{false};
 
-  // The pool's own reference while the task is scheduled and not dead: it
-  // keeps a sleeping task alive. Set by schedule(); moved out by whoever marks
-  // the task dead (the exchange of `state` to kDead picks that one thread).
+  // The pool's own reference to a scheduled task, which travels with it: held
+  // here while the task is kWaiting (it keeps a sleeping task alive), by the
+  // ready queue while kQueued, by the worker while kRunning. Whoever moves the
+  // task out of kWaiting — to kQueued (the CAS winner) or to kDead (the
+  // exchange in retire) — moves it out; the worker puts it back before its
+  // task returns to kWaiting. So a finished one-shot task costs one reference
+  // count decrement on the worker, not two.
   std::shared_ptr<Task> self;
   // The table holding the task's id entry (task_table.h), for ~Task to
   // unlink it; exchanged to null by ~Task or by the pool's destruction.

@@ -81,7 +81,7 @@ void TimerThread::settle(const TaskPtr& task) {
     const TimeRep now = nowRep();
     const TimeRep wake = wake_time.load(std::memory_order_seq_cst);
     if (wake <= now) {
-      if (ready_.enqueueIfWaiting(task)) remove(*task);
+      if (ready_.enqueueIfWaiting(*task)) remove(*task);
       return;
     }
     TimeRep at;
