@@ -3,8 +3,8 @@
 // Pieces (each in its own file):
 //  - TaskTable (task_table.h): id -> Task, indexed by the id, sharded; every
 //    call by id starts with one lookup under a shard lock. It does not own
-//    tasks: a scheduled task keeps itself alive until it is dead, and its
-//    entry leaves with the Task object.
+//    tasks: the pool's one reference to a scheduled task travels with it
+//    (TaskRecord::self), and its entry leaves with the Task object.
 //  - ReadyQueue (ready_queue.h): due tasks, FIFO, consumed by the NonIO
 //    workers, which spin briefly before blocking.
 //  - TimerThread (timer_thread.h): a boost::asio io_context on one thread, a

@@ -3,7 +3,8 @@
 // different tasks rarely meet on a lock.
 //
 // Ownership. The table does not own tasks: an entry holds a weak reference,
-// and a scheduled task keeps itself alive (TaskRecord::self) until it is dead.
+// and the pool's own reference to a scheduled task travels with it until it
+// is dead (TaskRecord::self, task_record.h).
 // The entry leaves with the Task object — ~Task unlinks it — so the thread
 // that drops the last reference pays for the removal, not the worker that
 // finished the run. For a one-shot task scheduled and released by the same
