@@ -256,8 +256,8 @@ void ExecutorPool::Impl::snoozeUntil(Task& task, TimeRep wake) {
   // 0, to the worker), which re-arms — even when it is due already, since
   // the timer is then due too.
   if (wake >= rec(task).armed.load(std::memory_order_seq_cst)) return;
-  // The lookup confirms that the task is scheduled here, and gives the
-  // reference the timer thread or the ready queue keeps.
+  // The lookup confirms that the task is scheduled here (and not dead), and
+  // gives the reference the timer thread keeps.
   table.withLiveTask(task.id(), [&](TaskTable::Found& found) {
     if (&found.task() != &task) return;
     afterWakeTimeSet(task, wake, nowRep(), [&found]() -> const TaskPtr& { return found.ref(); });

@@ -59,9 +59,9 @@ class TaskTable {
   class Found {
    public:
     Task& task() const noexcept { return *slot_.task; }
-    // A strong reference (for the ready queue or the timer thread); null if
-    // the task is being destroyed, in which case it is dead. It is released
-    // after the shard lock.
+    // A strong reference (for the timer thread, or a caller that acts after
+    // the lookup); null if the task is being destroyed, in which case it is
+    // dead. It is released after the shard lock.
     const TaskPtr& ref() {
       if (!keep_) keep_ = slot_.ref.lock();
       return keep_;
