@@ -57,17 +57,24 @@ void fillAndRead(CheckpointManager& manager, int n) {
   queueAndRead(manager, n);
 }
 
+// Runs fn() between two clock reads and records that as the iteration's
+// (manual) time; returns what fn() returned, to be dropped after the timing.
+template <typename Fn>
+auto timeCall(benchmark::State& state, Fn&& fn) {
+  const auto start = std::chrono::steady_clock::now();
+  auto result = fn();
+  const auto end = std::chrono::steady_clock::now();
+  state.SetIterationTime(std::chrono::duration<double>(end - start).count());
+  return result;
+}
+
 void BM_ExtractItemsToExpel(benchmark::State& state, ExpelMethod method) {
   const auto n = static_cast<int>(state.range(0));
   size_t expelled = 0;
   for (auto _ : state) {
     CheckpointManager manager(CheckpointOptions{.max_items_per_checkpoint = 0});
     fillAndRead(manager, n);
-
-    const auto start = std::chrono::steady_clock::now();
-    ExpelledItems items = manager.extractItemsToExpel(method);
-    const auto end = std::chrono::steady_clock::now();
-    state.SetIterationTime(std::chrono::duration<double>(end - start).count());
+    ExpelledItems items = timeCall(state, [&] { return manager.extractItemsToExpel(method); });
     expelled += items.count();
   }
   if (expelled != static_cast<size_t>(n) * state.iterations()) state.SkipWithError("miscount");
@@ -87,10 +94,7 @@ void BM_TimedNothingAfterFill(benchmark::State& state) {
   for (auto _ : state) {
     CheckpointManager manager(CheckpointOptions{.max_items_per_checkpoint = 0});
     fillAndRead(manager, n);
-
-    const auto start = std::chrono::steady_clock::now();
-    const auto end = std::chrono::steady_clock::now();
-    state.SetIterationTime(std::chrono::duration<double>(end - start).count());
+    timeCall(state, [] { return 0; });  // nothing between the two reads
     expelled += manager.extractItemsToExpel().count();
   }
   if (expelled != static_cast<size_t>(n) * state.iterations()) state.SkipWithError("miscount");
@@ -112,11 +116,7 @@ void BM_ExtractOneAfterTraffic(benchmark::State& state) {
     CheckpointManager other(CheckpointOptions{.max_items_per_checkpoint = 0});
     fillAndRead(other, traffic);
     queueAndRead(manager, 1);
-
-    const auto start = std::chrono::steady_clock::now();
-    ExpelledItems items = manager.extractItemsToExpel();
-    const auto end = std::chrono::steady_clock::now();
-    state.SetIterationTime(std::chrono::duration<double>(end - start).count());
+    ExpelledItems items = timeCall(state, [&] { return manager.extractItemsToExpel(); });
     expelled += items.count();
   }
   if (expelled != static_cast<size_t>(state.iterations())) state.SkipWithError("miscount");
