@@ -21,7 +21,6 @@
 // though consecutive chunks may run on different threads.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
