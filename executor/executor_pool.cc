@@ -93,15 +93,19 @@ struct ExecutorPool::Impl {
   // when idle. unregisterTaskable() waits on these as well as on its tasks'
   // in_run flags, because a task cancelled during its run has left the table
   // and would otherwise not be waited for. Compared, never dereferenced.
-  std::unique_ptr<std::atomic<const Taskable*>[]> running_owner;
+  // One line each: every run writes its worker's entry twice, and entries
+  // sharing a line would bounce it between the cores running the workers.
+  struct alignas(64) RunningOwner {
+    std::atomic<const Taskable*> owner{nullptr};
+  };
+  std::unique_ptr<RunningOwner[]> running_owner;
 
   std::vector<std::thread> workers;
 };
 
 ExecutorPool::Impl::Impl(size_t num_threads) {
   workers.reserve(num_threads);
-  running_owner = std::make_unique<std::atomic<const Taskable*>[]>(num_threads);
-  for (size_t i = 0; i < num_threads; ++i) running_owner[i].store(nullptr);
+  running_owner = std::make_unique<RunningOwner[]>(num_threads);
   for (size_t i = 0; i < num_threads; ++i) workers.emplace_back([this, i] { workerLoop(i); });
 }
 
@@ -132,7 +136,7 @@ void ExecutorPool::Impl::runOnce(TaskPtr task, size_t worker) {
   TaskRecord& r = rec(*task);
   // Published before the claim, cleared (in runOver) after the run: a run
   // that claimed before its task was marked dead is always seen.
-  running_owner[worker].store(&task->taskable(), std::memory_order_seq_cst);
+  running_owner[worker].owner.store(&task->taskable(), std::memory_order_seq_cst);
   // in_run rises before the claim, so that unregisterTaskable(), which marks
   // the task dead and then waits for in_run to fall, either stops the claim
   // or waits for the run.
@@ -223,7 +227,7 @@ bool ExecutorPool::Impl::finish(const TaskPtr& task) {
 
 void ExecutorPool::Impl::runOver(Task& task, size_t worker) {
   rec(task).in_run.store(false, std::memory_order_seq_cst);
-  running_owner[worker].store(nullptr, std::memory_order_seq_cst);
+  running_owner[worker].owner.store(nullptr, std::memory_order_seq_cst);
   if (run_waiters.load(std::memory_order_seq_cst) > 0) {
     { std::lock_guard lock(run_mu); }
     run_cv.notify_all();
@@ -358,7 +362,8 @@ void ExecutorPool::unregisterTaskable(Taskable& owner) {
       if (task_running) return false;
       // Also runs of the owner's tasks cancelled before this call.
       for (size_t i = 0; i < impl_->workers.size(); ++i) {
-        if (i != tl_worker && impl_->running_owner[i].load(std::memory_order_seq_cst) == &owner) {
+        if (i != tl_worker &&
+            impl_->running_owner[i].owner.load(std::memory_order_seq_cst) == &owner) {
           return false;
         }
       }

@@ -1,10 +1,12 @@
 #include "executor/ready_queue.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <thread>
 #include <utility>
 
+#include "executor/futex.h"
 #include "executor/task_access.h"
 
 namespace syncwrite::executor {
@@ -110,33 +112,56 @@ bool ReadyQueue::maybeNonEmpty() const {
 }
 
 void ReadyQueue::notifySleeper() {
-  // Pairs with the fence in pop(): either this load sees the sleeper, or the
-  // sleeper's last look at the queue sees what was just pushed.
+  // Pairs with the fence in pop(): either these loads see the sleeper (or the
+  // spinner that is about to become one), or its last look at the queue, after
+  // that fence, sees what was just pushed. A spinner will find the task by
+  // itself, so a sleeper is woken only when nobody spins.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_relaxed) > 0) {
-    epoch_.fetch_add(1, std::memory_order_release);
-    epoch_.notify_one();
+  if (sleepers_.load(std::memory_order_relaxed) > 0 &&
+      spinners_.load(std::memory_order_relaxed) == 0) {
+    wakeOne();
   }
+}
+
+void ReadyQueue::wakeOne() {
+  epoch_.fetch_add(1, std::memory_order_release);
+  futex::wake(epoch_, 1);
 }
 
 ReadyQueue::TaskPtr ReadyQueue::pop(SpinBudget& budget) {
   for (;;) {
     if (stopping_.load(std::memory_order_acquire)) return nullptr;
-    if (TaskPtr task = tryPop()) return task;
+    if (TaskPtr task = tryPop()) {
+      // Pushes skip the wake-up while a worker spins; if that worker was this
+      // one and more is queued, a sleeper takes the rest (and hands on, in
+      // turn), so that a burst is not left to one worker.
+      if (sleepers_.load(std::memory_order_relaxed) > 0 && maybeNonEmpty()) notifySleeper();
+      return task;
+    }
     if (spin(budget)) continue;
     sleepers_.fetch_add(1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     const uint32_t epoch = epoch_.load(std::memory_order_acquire);
     TaskPtr task;
     if (!stopping_.load(std::memory_order_acquire) && (task = tryPop()) == nullptr) {
-      epoch_.wait(epoch, std::memory_order_acquire);
+      futex::wait(epoch_, epoch);
     }
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
     if (task) return task;
   }
 }
 
-bool ReadyQueue::spin(SpinBudget& budget) const {
+bool ReadyQueue::spin(SpinBudget& budget) {
+  // Counted as spinning until the spin ends, either way; the count is only
+  // lowered before pop()'s fence and last look, so a push that sees it raised
+  // may rely on this worker to find its task.
+  spinners_.fetch_add(1, std::memory_order_relaxed);
+  const bool found = spinUntilWork(budget);
+  spinners_.fetch_sub(1, std::memory_order_relaxed);
+  return found;
+}
+
+bool ReadyQueue::spinUntilWork(SpinBudget& budget) const {
   const auto give_up = std::chrono::steady_clock::now() + budget.next;
   for (unsigned i = 1;; ++i) {
     if (maybeNonEmpty()) {
@@ -159,7 +184,7 @@ bool ReadyQueue::spin(SpinBudget& budget) const {
 void ReadyQueue::stop() {
   stopping_.store(true, std::memory_order_seq_cst);
   epoch_.fetch_add(1, std::memory_order_seq_cst);
-  epoch_.notify_all();
+  futex::wake(epoch_, INT_MAX);
 }
 
 void ReadyQueue::removeIf(const std::function<bool(const Task&)>& pred) {

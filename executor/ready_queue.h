@@ -17,8 +17,10 @@
 // full kMaxSpin; one that expired halves the next one, down to kMinSpin. A
 // pool whose tasks come one at a time, far apart (polling timeouts, visitors),
 // therefore pays kMinSpin per run instead of kMaxSpin, and an idle pool costs
-// nothing. Sleeping is on an atomic (futex) with an event count; push()
-// touches it only when a worker is asleep.
+// nothing. Sleeping is on a futex with an event count (futex.h); push() makes
+// the wake-up system call only when a worker is asleep and none is spinning,
+// since a spinner finds the task by itself. A worker that takes a task and
+// sees more queued wakes a sleeper, so bursts still spread over the workers.
 #pragma once
 
 #include <atomic>
@@ -79,16 +81,23 @@ class ReadyQueue {
   TaskPtr tryPopRing();
   TaskPtr tryPop();
   bool maybeNonEmpty() const;
-  bool spin(SpinBudget& budget) const;
+  // Spins for up to `budget` until the queue looks non-empty, counted in
+  // spinners_ meanwhile; false when the budget ran out.
+  bool spin(SpinBudget& budget);
+  bool spinUntilWork(SpinBudget& budget) const;
+  // Wakes a sleeping worker if there is one and no worker spins.
   void notifySleeper();
+  void wakeOne();
 
   std::vector<Cell> cells_;
   alignas(64) std::atomic<size_t> tail_{0};  // next push position
   alignas(64) std::atomic<size_t> head_{0};  // next pop position
   alignas(64) std::atomic<size_t> overflow_size_{0};
   std::atomic<bool> stopping_{false};
-  std::atomic<int> sleepers_{0};
+  std::atomic<int> sleepers_{0};    // workers in (or entering) the futex wait
   std::atomic<uint32_t> epoch_{0};  // bumped to wake sleepers (event count)
+  // Workers spinning in pop(); written on every spin, so on a line of its own.
+  alignas(64) std::atomic<int> spinners_{0};
   std::mutex overflow_mu_;
   std::deque<TaskPtr> overflow_;  // guarded by overflow_mu_
 };
