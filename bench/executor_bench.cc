@@ -2,6 +2,7 @@
 //
 //  - OneShotScheduleRun: schedule a one-shot task and wait until it has run
 //    (one NonIO worker per benchmark thread, as kv_engine's benchmark does).
+//  - OneShotQueueOnly: a control for OneShotScheduleRun, the hand-off alone.
 //  - LongLivedScheduleRun: wake a task that sleeps forever, wait until it has
 //    run.
 //  - TimeoutAddCancel_Snooze / _SnoozeAndWait (Timeouts: N tasks across the
@@ -20,6 +21,7 @@
 #include <benchmark/benchmark.h>
 
 #include "executor/executor_pool.h"
+#include "executor/ready_queue.h"
 #include "executor/task.h"
 
 namespace {
@@ -114,6 +116,57 @@ void OneShotScheduleRun(benchmark::State& state) {
   shared.stop(state);
 }
 
+// Control for OneShotScheduleRun: the same loop, with the hand-off alone. The
+// tasks go through the pool's ready queue to one consumer thread per benchmark
+// thread, which runs what it pops and drops it; there are no ids, no task
+// table, no state machine and no timers. In the same run, this row is what
+// the hand-off between two threads costs on the machine, and the gap to
+// OneShotScheduleRun is what the pool's own bookkeeping adds.
+struct QueueOnly {
+  std::atomic<executor::ReadyQueue*> queue{nullptr};
+  std::unique_ptr<executor::ReadyQueue> owned;
+  std::vector<std::thread> consumers;
+
+  executor::ReadyQueue& start(benchmark::State& state) {
+    if (state.thread_index() == 0) {
+      owned = std::make_unique<executor::ReadyQueue>();
+      for (int i = 0; i < state.threads(); ++i) {
+        consumers.emplace_back([q = owned.get()] {
+          executor::ReadyQueue::SpinBudget spin;
+          while (std::shared_ptr<Task> task = q->pop(spin)) task->run();
+        });
+      }
+      queue.store(owned.get(), std::memory_order_release);
+    }
+    executor::ReadyQueue* q;
+    while ((q = queue.load(std::memory_order_acquire)) == nullptr) std::this_thread::yield();
+    return *q;
+  }
+  void stop(benchmark::State& state) {
+    state.SetItemsProcessed(state.iterations());
+    if (state.thread_index() != 0) return;
+    owned->stop();
+    for (std::thread& t : consumers) t.join();
+    consumers.clear();
+    queue.store(nullptr, std::memory_order_release);
+    owned.reset();
+  }
+};
+QueueOnly queue_only;
+
+void OneShotQueueOnly(benchmark::State& state) {
+  executor::ReadyQueue& queue = queue_only.start(state);
+  alignas(64) std::atomic<uint32_t> done{0};
+  for (auto _ : state) {
+    done.store(0, std::memory_order_relaxed);
+    auto task = std::make_shared<OneShotTask>(shared.owner, done);
+    queue.push(task);
+    waitUntilSet(done);
+    for (int i = 1; task.use_count() != 1; ++i) pause(i);  // as OneShotScheduleRun
+  }
+  queue_only.stop(state);
+}
+
 class SleeperTask final : public Task {
  public:
   SleeperTask(executor::Taskable& owner, std::atomic<uint32_t>& ran)
@@ -181,6 +234,7 @@ void TimeoutAddCancel(benchmark::State& state) {
 }
 
 BENCHMARK(OneShotScheduleRun)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
+BENCHMARK(OneShotQueueOnly)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 BENCHMARK(LongLivedScheduleRun)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(TimeoutAddCancel<false>)
     ->Name("TimeoutAddCancel_Snooze")
