@@ -98,13 +98,16 @@ class OneShotTask final : public Task {
   std::atomic<uint32_t>& done_;
 };
 
-void OneShotScheduleRun(benchmark::State& state) {
-  ExecutorPool& pool = shared.start(state, state.threads());
+// The loop of the one-shot rows: make a task, hand it off with `handOff`, wait
+// until it has run. Shared, so that the control row below measures exactly the
+// same loop as OneShotScheduleRun.
+template <typename HandOff>
+void runOneShots(benchmark::State& state, HandOff&& handOff) {
   alignas(64) std::atomic<uint32_t> done{0};
   for (auto _ : state) {
     done.store(0, std::memory_order_relaxed);
     auto task = std::make_shared<OneShotTask>(shared.owner, done);
-    pool.schedule(task);
+    handOff(task);
     waitUntilSet(done);
     // Also wait for the pool to drop its reference, so that the task is freed
     // by the thread that allocated it: with glibc malloc a free on another
@@ -113,6 +116,11 @@ void OneShotScheduleRun(benchmark::State& state) {
     // 2-3x the round trip). kv_engine's benchmark runs on jemalloc.
     for (int i = 1; task.use_count() != 1; ++i) pause(i);
   }
+}
+
+void OneShotScheduleRun(benchmark::State& state) {
+  ExecutorPool& pool = shared.start(state, state.threads());
+  runOneShots(state, [&pool](const std::shared_ptr<OneShotTask>& task) { pool.schedule(task); });
   shared.stop(state);
 }
 
@@ -156,14 +164,7 @@ QueueOnly queue_only;
 
 void OneShotQueueOnly(benchmark::State& state) {
   executor::ReadyQueue& queue = queue_only.start(state);
-  alignas(64) std::atomic<uint32_t> done{0};
-  for (auto _ : state) {
-    done.store(0, std::memory_order_relaxed);
-    auto task = std::make_shared<OneShotTask>(shared.owner, done);
-    queue.push(task);
-    waitUntilSet(done);
-    for (int i = 1; task.use_count() != 1; ++i) pause(i);  // as OneShotScheduleRun
-  }
+  runOneShots(state, [&queue](const std::shared_ptr<OneShotTask>& task) { queue.push(task); });
   queue_only.stop(state);
 }
 

@@ -119,13 +119,9 @@ void ReadyQueue::notifySleeper() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_relaxed) > 0 &&
       spinners_.load(std::memory_order_relaxed) == 0) {
-    wakeOne();
+    epoch_.fetch_add(1, std::memory_order_release);
+    futex::wake(epoch_, 1);
   }
-}
-
-void ReadyQueue::wakeOne() {
-  epoch_.fetch_add(1, std::memory_order_release);
-  futex::wake(epoch_, 1);
 }
 
 ReadyQueue::TaskPtr ReadyQueue::pop(SpinBudget& budget) {

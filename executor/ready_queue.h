@@ -87,7 +87,6 @@ class ReadyQueue {
   bool spinUntilWork(SpinBudget& budget) const;
   // Wakes a sleeping worker if there is one and no worker spins.
   void notifySleeper();
-  void wakeOne();
 
   std::vector<Cell> cells_;
   alignas(64) std::atomic<size_t> tail_{0};  // next push position
