@@ -112,13 +112,10 @@ bool ReadyQueue::maybeNonEmpty() const {
 }
 
 void ReadyQueue::notifySleeper() {
-  // Pairs with the fence in pop(): either these loads see the sleeper (or the
-  // spinner that is about to become one), or its last look at the queue, after
-  // that fence, sees what was just pushed. A spinner will find the task by
-  // itself, so a sleeper is woken only when nobody spins.
+  // Pairs with the fence in pop(): either this load sees the sleeper, or the
+  // sleeper's last look at the queue sees what was just pushed.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_relaxed) > 0 &&
-      spinners_.load(std::memory_order_relaxed) == 0) {
+  if (sleepers_.load(std::memory_order_relaxed) > 0) {
     epoch_.fetch_add(1, std::memory_order_release);
     futex::wake(epoch_, 1);
   }
@@ -127,13 +124,7 @@ void ReadyQueue::notifySleeper() {
 ReadyQueue::TaskPtr ReadyQueue::pop(SpinBudget& budget) {
   for (;;) {
     if (stopping_.load(std::memory_order_acquire)) return nullptr;
-    if (TaskPtr task = tryPop()) {
-      // Pushes skip the wake-up while a worker spins; if that worker was this
-      // one and more is queued, a sleeper takes the rest (and hands on, in
-      // turn), so that a burst is not left to one worker.
-      if (sleepers_.load(std::memory_order_relaxed) > 0 && maybeNonEmpty()) notifySleeper();
-      return task;
-    }
+    if (TaskPtr task = tryPop()) return task;
     if (spin(budget)) continue;
     sleepers_.fetch_add(1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -147,17 +138,7 @@ ReadyQueue::TaskPtr ReadyQueue::pop(SpinBudget& budget) {
   }
 }
 
-bool ReadyQueue::spin(SpinBudget& budget) {
-  // Counted as spinning until the spin ends, either way; the count is only
-  // lowered before pop()'s fence and last look, so a push that sees it raised
-  // may rely on this worker to find its task.
-  spinners_.fetch_add(1, std::memory_order_relaxed);
-  const bool found = spinUntilWork(budget);
-  spinners_.fetch_sub(1, std::memory_order_relaxed);
-  return found;
-}
-
-bool ReadyQueue::spinUntilWork(SpinBudget& budget) const {
+bool ReadyQueue::spin(SpinBudget& budget) const {
   const auto give_up = std::chrono::steady_clock::now() + budget.next;
   for (unsigned i = 1;; ++i) {
     if (maybeNonEmpty()) {

@@ -17,10 +17,8 @@
 // full kMaxSpin; one that expired halves the next one, down to kMinSpin. A
 // pool whose tasks come one at a time, far apart (polling timeouts, visitors),
 // therefore pays kMinSpin per run instead of kMaxSpin, and an idle pool costs
-// nothing. Sleeping is on a futex with an event count (futex.h); push() makes
-// the wake-up system call only when a worker is asleep and none is spinning,
-// since a spinner finds the task by itself. A worker that takes a task and
-// sees more queued wakes a sleeper, so bursts still spread over the workers.
+// nothing. Sleeping is on a futex with an event count (futex.h: the system
+// call alone); push() makes the wake-up call only when a worker is asleep.
 #pragma once
 
 #include <atomic>
@@ -81,11 +79,10 @@ class ReadyQueue {
   TaskPtr tryPopRing();
   TaskPtr tryPop();
   bool maybeNonEmpty() const;
-  // Spins for up to `budget` until the queue looks non-empty, counted in
-  // spinners_ meanwhile; false when the budget ran out.
-  bool spin(SpinBudget& budget);
-  bool spinUntilWork(SpinBudget& budget) const;
-  // Wakes a sleeping worker if there is one and no worker spins.
+  // Spins for up to `budget` until the queue looks non-empty; false when the
+  // budget ran out.
+  bool spin(SpinBudget& budget) const;
+  // Wakes a sleeping worker if there is one.
   void notifySleeper();
 
   std::vector<Cell> cells_;
@@ -95,8 +92,6 @@ class ReadyQueue {
   std::atomic<bool> stopping_{false};
   std::atomic<int> sleepers_{0};    // workers in (or entering) the futex wait
   std::atomic<uint32_t> epoch_{0};  // bumped to wake sleepers (event count)
-  // Workers spinning in pop(); written on every spin, so on a line of its own.
-  alignas(64) std::atomic<int> spinners_{0};
   std::mutex overflow_mu_;
   std::deque<TaskPtr> overflow_;  // guarded by overflow_mu_
 };
