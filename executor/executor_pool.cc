@@ -66,10 +66,10 @@ struct ExecutorPool::Impl {
   template <typename RefFn>
   void afterWakeTimeSet(Task& task, TimeRep wake, TimeRep now, RefFn&& ref);
   // Marks the task dead; false if it was dead already. When it was waiting,
-  // the pool's reference (TaskRecord::self) is moved to `pool_ref`, for the
-  // caller to drop outside any table lock; queued or running, the queue or
-  // the worker holds it and drops it.
-  static bool retire(Task& task, TaskPtr& pool_ref);
+  // the pool's reference (TaskRecord::self) is dropped here — never the last
+  // one, since the caller holds `task`; queued or running, the queue or the
+  // worker holds it and drops it.
+  static bool retire(const TaskPtr& task);
   // retire(), and, if this call retired it, the timer thread told to drop
   // the task's deadline.
   bool finish(const TaskPtr& task);
@@ -117,10 +117,7 @@ ExecutorPool::Impl::~Impl() {
   // io_context; those with deadlines go with its deadline map. Unlinked
   // first, their destructors do not touch the table, which goes before them.
   ready.removeIf([](const Task&) { return true; });
-  for (const TaskPtr& task : table.detachAll()) {
-    TaskPtr pool_ref;
-    retire(*task, pool_ref);
-  }
+  for (const TaskPtr& task : table.detachAll()) retire(task);
 }
 
 void ExecutorPool::Impl::workerLoop(size_t index) {
@@ -209,18 +206,17 @@ void ExecutorPool::Impl::afterWakeTimeSet(Task& task, TimeRep wake, TimeRep now,
   // Otherwise the deadline comes no later than `wake` and re-arms: nothing to do.
 }
 
-bool ExecutorPool::Impl::retire(Task& task, TaskPtr& pool_ref) {
-  TaskRecord& r = rec(task);
+bool ExecutorPool::Impl::retire(const TaskPtr& task) {
+  TaskRecord& r = rec(*task);
   const RecordState was = r.state.exchange(RecordState::kDead, std::memory_order_seq_cst);
   if (was == RecordState::kDead) return false;
-  TaskAccess::setState(task, TaskState::kDead);
-  if (was == RecordState::kWaiting) pool_ref = std::move(r.self);
+  TaskAccess::setState(*task, TaskState::kDead);
+  if (was == RecordState::kWaiting) r.self.reset();  // the exchange made this its only mover
   return true;
 }
 
 bool ExecutorPool::Impl::finish(const TaskPtr& task) {
-  TaskPtr pool_ref;
-  if (!retire(*task, pool_ref)) return false;
+  if (!retire(task)) return false;
   if (rec(*task).timer_pending.load()) timers.release({task}, /*wait=*/false);
   return true;
 }
@@ -345,10 +341,7 @@ void ExecutorPool::unregisterTaskable(Taskable& owner) {
   owner.setShutdown();
   std::vector<TaskPtr> tasks =
       impl_->table.collectLiveIf([&owner](const Task& task) { return ownedBy(task, owner); });
-  for (const TaskPtr& task : tasks) {
-    TaskPtr pool_ref;
-    Impl::retire(*task, pool_ref);
-  }
+  for (const TaskPtr& task : tasks) Impl::retire(task);
   impl_->ready.removeIf([&owner](const Task& task) { return ownedBy(task, owner); });
   impl_->timers.release(tasks, /*wait=*/true);
 
