@@ -2,9 +2,14 @@
 
 # syncwrite_test(NAME SOURCES... LIBS lib...)
 # A GoogleTest binary in <build>/bin/, registered with ctest test by test.
+# Its sources are recorded for syncwrite_check_test_registration().
 function(syncwrite_test name)
   cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
   add_executable(${name} ${ARG_UNPARSED_ARGUMENTS})
+  foreach(src IN LISTS ARG_UNPARSED_ARGUMENTS)
+    get_filename_component(abs ${src} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    set_property(GLOBAL APPEND PROPERTY SYNCWRITE_TEST_SOURCES ${abs})
+  endforeach()
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
 endfunction()
@@ -26,4 +31,26 @@ function(syncwrite_layer layer)
   add_library(syncwrite::${layer} ALIAS syncwrite_${layer})
   target_include_directories(syncwrite_${layer} PUBLIC ${PROJECT_SOURCE_DIR})
   target_link_libraries(syncwrite_${layer} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# syncwrite_check_test_registration()
+# Fails the configure when a tests/**/*.cc belongs to no syncwrite_test target:
+# a test file nobody registered would otherwise never run, with CI green.
+# Called once, after every folder has registered its tests. The glob is
+# CONFIGURE_DEPENDS, so adding a file re-runs this check on the next build.
+function(syncwrite_check_test_registration)
+  file(GLOB_RECURSE test_files CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/*.cc)
+  get_property(registered GLOBAL PROPERTY SYNCWRITE_TEST_SOURCES)
+  set(orphans "")
+  foreach(f IN LISTS test_files)
+    if(NOT f IN_LIST registered)
+      file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${f})
+      list(APPEND orphans ${rel})
+    endif()
+  endforeach()
+  if(orphans)
+    list(JOIN orphans "\n  " text)
+    message(FATAL_ERROR "test files registered with no test target (add each to a "
+                        "syncwrite_test() in tests/):\n  ${text}")
+  endif()
 endfunction()
