@@ -24,13 +24,14 @@ endfunction()
 
 # syncwrite_layer(LAYER SOURCES... DEPS target...)
 # One layer's library: target syncwrite_<LAYER>, alias syncwrite::<LAYER>, headers
-# included from the repository root ("clock/coarse_clock.h"), DEPS linked publicly.
+# included from the repository root ("clock/coarse_clock.h"), DEPS and
+# syncwrite::base (base/: the annotated mutexes) linked publicly.
 function(syncwrite_layer layer)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
   add_library(syncwrite_${layer} ${ARG_UNPARSED_ARGUMENTS})
   add_library(syncwrite::${layer} ALIAS syncwrite_${layer})
   target_include_directories(syncwrite_${layer} PUBLIC ${PROJECT_SOURCE_DIR})
-  target_link_libraries(syncwrite_${layer} PUBLIC ${ARG_DEPS})
+  target_link_libraries(syncwrite_${layer} PUBLIC syncwrite::base ${ARG_DEPS})
 endfunction()
 
 # syncwrite_check_test_registration()

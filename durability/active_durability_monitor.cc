@@ -57,7 +57,7 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest&& request, Completion&& 
     // A durability requirement must name a level: "none" is not one (the
     // protocol answers invalid level for it, as kv_engine does).
     if (!isKnownLevel(level)) {
-      std::lock_guard lock(mutex_);
+      base::MutexLock lock(mutex_);
       ++counters_.refused;
       return {WriteStatus::kInvalidLevel, 0};
     }
@@ -69,7 +69,7 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest&& request, Completion&& 
   const bool deleted = request.op == WriteOp::kDelete;
   if (deleted) request.value.clear();
 
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   if (const WriteStatus status = checkLocked(request, durable); status != WriteStatus::kPending) {
     ++counters_.refused;
     return {status, 0};
@@ -107,7 +107,7 @@ WriteResult ActiveDurabilityMonitor::writePlainLocked(WriteRequest&& request) {
 
 bool ActiveDurabilityMonitor::seqnoAckReceived(const std::string& node, Seqno prepared_seqno,
                                                ResolvedWrites& resolved) {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   if (closed_ || vb_.state() != vbucket::VBucketState::kActive) return false;
   if (!acks_.seqnoAck(node, prepared_seqno)) return false;
   commitSatisfiedLocked(resolved);
@@ -116,7 +116,7 @@ bool ActiveDurabilityMonitor::seqnoAckReceived(const std::string& node, Seqno pr
 
 void ActiveDurabilityMonitor::notifyLocalPersistence(Seqno persisted_seqno,
                                                      ResolvedWrites& resolved) {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   acks_.localPersistence(persisted_seqno);
   commitSatisfiedLocked(resolved);
 }
@@ -155,7 +155,7 @@ void ActiveDurabilityMonitor::processTimeout(clock::TimePoint now, ResolvedWrite
       listener_.load(std::memory_order_acquire) == nullptr) {
     return;
   }
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   bool head_changed = false;
   while (!writes_.empty() && writes_.front().deadline < now) {
     TrackedWrite& head = writes_.front();
@@ -178,7 +178,7 @@ void ActiveDurabilityMonitor::processTimeout(clock::TimePoint now, ResolvedWrite
 
 void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
                                        ResolvedWrites& resolved) {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   if (close) closed_ = true;
   if (writes_.empty()) return;
   keys_.clear();
@@ -193,19 +193,19 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
 }
 
 void ActiveDurabilityMonitor::setTopology(ReplicationTopology topology, ResolvedWrites& resolved) {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   acks_.setTopology(std::move(topology));
   if (closed_ || vb_.state() != vbucket::VBucketState::kActive) return;
   commitSatisfiedLocked(resolved);
 }
 
 ReplicationTopology ActiveDurabilityMonitor::topology() const {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   return acks_.topology();
 }
 
 void ActiveDurabilityMonitor::setHeadDeadlineListener(HeadDeadlineListener* listener) {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   listener_.store(listener, std::memory_order_release);
   if (listener != nullptr) listener->headDeadlineChanged(headDeadline());
 }
@@ -226,12 +226,12 @@ void ActiveDurabilityMonitor::headChangedLocked() {
 }
 
 size_t ActiveDurabilityMonitor::numTracked() const {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   return writes_.size();
 }
 
 MonitorCounters ActiveDurabilityMonitor::counters() const {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   MonitorCounters c = counters_;
   c.in_flight = writes_.size();
   return c;

@@ -42,13 +42,13 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/string_view.h>
 
+#include "base/mutex.h"
 #include "clock/time.h"
 #include "durability/ack_state.h"
 #include "durability/resolved_writes.h"
@@ -153,25 +153,27 @@ class ActiveDurabilityMonitor {
   };
 
   // The status of a write that may not go ahead, or kPending when it may.
-  WriteStatus checkLocked(const WriteRequest& request, bool durable) const;
-  WriteResult writePlainLocked(WriteRequest&& request);
-  void commitSatisfiedLocked(ResolvedWrites& resolved);
-  void popHeadLocked();
+  WriteStatus checkLocked(const WriteRequest& request, bool durable) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  WriteResult writePlainLocked(WriteRequest&& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void commitSatisfiedLocked(ResolvedWrites& resolved) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void popHeadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Publishes the head's deadline and tells the listener, when it changed.
-  void headChangedLocked();
+  void headChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   vbucket::VBucket& vb_;
   const DurabilitySettings& settings_;
 
-  mutable std::mutex mutex_;
-  std::deque<TrackedWrite> writes_;
-  absl::flat_hash_set<absl::string_view> keys_;  // views of writes_[i].prepare->key
-  AckState acks_;
+  mutable base::Mutex mutex_;
+  std::deque<TrackedWrite> writes_ ABSL_GUARDED_BY(mutex_);
+  // Views of writes_[i].prepare->key.
+  absl::flat_hash_set<absl::string_view> keys_ ABSL_GUARDED_BY(mutex_);
+  AckState acks_ ABSL_GUARDED_BY(mutex_);
   // Written under the lock; atomic so that processTimeout() may peek at it
   // before deciding whether to take the lock.
   std::atomic<HeadDeadlineListener*> listener_{nullptr};
-  bool closed_ = false;
-  MonitorCounters counters_;
+  bool closed_ ABSL_GUARDED_BY(mutex_) = false;
+  MonitorCounters counters_ ABSL_GUARDED_BY(mutex_);
 
   std::atomic<bool> has_writes_{false};
   std::atomic<clock::Duration::rep> head_deadline_{clock::kNever.time_since_epoch().count()};

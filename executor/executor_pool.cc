@@ -19,6 +19,7 @@
 // whenever the thread is blocked in epoll. And timers on a dedicated thread
 // are never late behind a long-running task.
 #include "executor/executor_pool.h"
+#include "base/mutex.h"
 
 #include <pthread.h>
 
@@ -27,7 +28,6 @@
 #include <condition_variable>
 #include <cstdio>
 #include <exception>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,8 +85,10 @@ struct ExecutorPool::Impl {
   TimerThread timers{ready, "NonIoTimer"};
   TaskTable table;
 
-  // unregisterTaskable() waits here for runs to finish.
-  std::mutex run_mu;
+  // unregisterTaskable() waits here for runs to finish. It guards no member:
+  // what is waited for is in atomics, and the lock only orders the waiter's
+  // check against runOver()'s notify.
+  base::Mutex run_mu;
   std::condition_variable run_cv;
   std::atomic<int> run_waiters{0};
   // The owner of the task each worker is running (or about to claim), null
@@ -225,7 +227,7 @@ void ExecutorPool::Impl::runOver(Task& task, size_t worker) {
   rec(task).in_run.store(false, std::memory_order_seq_cst);
   running_owner[worker].owner.store(nullptr, std::memory_order_seq_cst);
   if (run_waiters.load(std::memory_order_seq_cst) > 0) {
-    { std::lock_guard lock(run_mu); }
+    { base::MutexLock lock(run_mu); }
     run_cv.notify_all();
   }
 }
@@ -347,8 +349,8 @@ void ExecutorPool::unregisterTaskable(Taskable& owner) {
 
   impl_->run_waiters.fetch_add(1, std::memory_order_seq_cst);
   {
-    std::unique_lock lock(impl_->run_mu);
-    impl_->run_cv.wait(lock, [&] {
+    base::MutexLock lock(impl_->run_mu);
+    lock.wait(impl_->run_cv, [&] {
       const bool task_running = std::any_of(tasks.begin(), tasks.end(), [](const TaskPtr& task) {
         return task.get() != tl_running && rec(*task).in_run.load(std::memory_order_seq_cst);
       });

@@ -44,7 +44,7 @@ void ReadyQueue::push(TaskPtr task) {
   // Once the ring has overflowed, later pushes queue behind the overflow until
   // it drains, so that order stays FIFO.
   if (overflow_size_.load(std::memory_order_acquire) != 0 || !tryPushRing(task)) {
-    std::lock_guard lock(overflow_mu_);
+    base::MutexLock lock(overflow_mu_);
     overflow_.push_back(std::move(task));
     overflow_size_.store(overflow_.size(), std::memory_order_release);
   }
@@ -96,7 +96,7 @@ ReadyQueue::TaskPtr ReadyQueue::tryPopRing() {
 ReadyQueue::TaskPtr ReadyQueue::tryPop() {
   if (TaskPtr task = tryPopRing()) return task;
   if (overflow_size_.load(std::memory_order_acquire) == 0) return nullptr;
-  std::lock_guard lock(overflow_mu_);
+  base::MutexLock lock(overflow_mu_);
   if (overflow_.empty()) return nullptr;
   TaskPtr task = std::move(overflow_.front());
   overflow_.pop_front();
@@ -170,7 +170,7 @@ void ReadyQueue::removeIf(const std::function<bool(const Task&)>& pred) {
   // which takes a task table lock (the lock order is table, then queue).
   std::vector<TaskPtr> drop;
   {
-    std::lock_guard lock(overflow_mu_);
+    base::MutexLock lock(overflow_mu_);
     while (TaskPtr task = tryPopRing()) {
       (pred(*task) ? drop : keep).push_back(std::move(task));
     }

@@ -27,9 +27,9 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "base/mutex.h"
 #include "executor/task.h"
 
 namespace syncwrite::executor {
@@ -92,8 +92,8 @@ class ReadyQueue {
   std::atomic<bool> stopping_{false};
   std::atomic<int> sleepers_{0};    // workers in (or entering) the futex wait
   std::atomic<uint32_t> epoch_{0};  // bumped to wake sleepers (event count)
-  std::mutex overflow_mu_;
-  std::deque<TaskPtr> overflow_;  // guarded by overflow_mu_
+  base::Mutex overflow_mu_;
+  std::deque<TaskPtr> overflow_ ABSL_GUARDED_BY(overflow_mu_);
 };
 
 }  // namespace syncwrite::executor

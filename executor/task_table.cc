@@ -65,7 +65,7 @@ bool TaskTable::isDead(Task& task) noexcept {
 bool TaskTable::insert(const TaskPtr& task, const std::function<bool()>& refuse) {
   const TaskId id = task->id();
   Shard& shard = shardFor(id);
-  std::lock_guard lock(shard.mu);
+  base::MutexLock lock(shard.mu);
   if (refuse()) return false;
   shard.insert(Slot{id, task.get(), task});
   TaskAccess::record(*task).table.store(this, std::memory_order_seq_cst);
@@ -76,7 +76,7 @@ std::vector<TaskTable::TaskPtr> TaskTable::collectLiveIf(
     const std::function<bool(const Task&)>& pred) {
   std::vector<TaskPtr> out;
   for (Shard& shard : shards_) {
-    std::lock_guard lock(shard.mu);
+    base::MutexLock lock(shard.mu);
     for (const Slot& slot : shard.slots) {
       if (slot.id == kNoTask || isDead(*slot.task) || !pred(*slot.task)) continue;
       // A failed lock() means the task is being destroyed: it is dead.
@@ -89,7 +89,7 @@ std::vector<TaskTable::TaskPtr> TaskTable::collectLiveIf(
 size_t TaskTable::size() {
   size_t total = 0;
   for (Shard& shard : shards_) {
-    std::lock_guard lock(shard.mu);
+    base::MutexLock lock(shard.mu);
     total += shard.size;
   }
   return total;
@@ -103,7 +103,7 @@ void TaskTable::unlink(Task& task) noexcept {
   TaskTable* table = link.exchange(nullptr, std::memory_order_seq_cst);
   if (table == nullptr) return;
   Shard& shard = table->shardFor(task.id());
-  std::lock_guard lock(shard.mu);
+  base::MutexLock lock(shard.mu);
   shard.erase(task.id());
 }
 
@@ -114,7 +114,7 @@ std::vector<TaskTable::TaskPtr> TaskTable::detachAll() {
       std::vector<TaskId> detached;
       bool dying = false;
       {
-        std::lock_guard lock(shard.mu);
+        base::MutexLock lock(shard.mu);
         for (const Slot& slot : shard.slots) {
           if (slot.id == kNoTask) continue;
           // Null: the task's destructor took the link, and removes the entry

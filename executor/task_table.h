@@ -36,9 +36,9 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "base/mutex.h"
 #include "executor/task.h"
 
 namespace syncwrite::executor {
@@ -88,7 +88,7 @@ class TaskTable {
   bool withLiveTask(TaskId id, Fn&& fn) {
     TaskPtr keep;  // declared before the lock, so released after it
     Shard& shard = shardFor(id);
-    std::lock_guard lock(shard.mu);
+    base::MutexLock lock(shard.mu);
     const Slot* slot = shard.find(id);
     if (slot == nullptr || isDead(*slot->task)) return false;
     Found found(*slot, keep);
@@ -118,18 +118,18 @@ class TaskTable {
   static constexpr size_t kShards = size_t{1} << kShardBits;
 
   struct alignas(64) Shard {
-    std::mutex mu;
-    std::vector<Slot> slots = std::vector<Slot>(64);  // size is a power of two
-    size_t size = 0;
+    base::Mutex mu;
+    std::vector<Slot> slots ABSL_GUARDED_BY(mu) = std::vector<Slot>(64);  // a power of two
+    size_t size ABSL_GUARDED_BY(mu) = 0;
 
-    size_t home(TaskId id) const noexcept {
+    size_t home(TaskId id) const noexcept ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
       const TaskId key = ((id >> (kBlockBits + kShardBits)) << kBlockBits) |
                          (id & ((TaskId{1} << kBlockBits) - 1));
       return key & (slots.size() - 1);
     }
-    const Slot* find(TaskId id) const noexcept;
-    void insert(Slot slot);
-    void erase(TaskId id) noexcept;
+    const Slot* find(TaskId id) const noexcept ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+    void insert(Slot slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+    void erase(TaskId id) noexcept ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   };
 
   static bool isDead(Task& task) noexcept;

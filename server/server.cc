@@ -121,8 +121,11 @@ absl::Status Server::run(const ServerOptions& options) {
   }
 
   {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return stop_requested_; });
+    base::MutexLock lock(mutex_);
+    lock.wait(changed_, [this] {
+      mutex_.assertHeld();
+      return stop_requested_;
+    });
   }
   shutdown();
   return absl::OkStatus();
@@ -130,7 +133,7 @@ absl::Status Server::run(const ServerOptions& options) {
 
 void Server::requestStop() {
   {
-    std::lock_guard lock(mutex_);
+    base::MutexLock lock(mutex_);
     stop_requested_ = true;
   }
   changed_.notify_all();
@@ -171,7 +174,7 @@ void Server::onAccepted(const boost::system::error_code& error,
                                      [this](Connection* closed) { onConnectionClosed(closed); });
     context_.connections.fetch_add(1, std::memory_order_relaxed);
     {
-      std::lock_guard lock(mutex_);
+      base::MutexLock lock(mutex_);
       connections_.emplace(connection.get(), connection);
       if (stop_requested_) connection->beginShutdown();
     }
@@ -183,7 +186,7 @@ void Server::onAccepted(const boost::system::error_code& error,
 void Server::onConnectionClosed(Connection* connection) {
   context_.connections.fetch_sub(1, std::memory_order_relaxed);
   {
-    std::lock_guard lock(mutex_);
+    base::MutexLock lock(mutex_);
     connections_.erase(connection);
   }
   changed_.notify_all();
@@ -199,7 +202,7 @@ void Server::shutdown() {
   });
   // 2. Every connection stops reading and closes once answered.
   {
-    std::lock_guard lock(mutex_);
+    base::MutexLock lock(mutex_);
     for (auto& [raw, weak] : connections_) {
       if (auto connection = weak.lock()) connection->beginShutdown();
     }
@@ -211,8 +214,11 @@ void Server::shutdown() {
   }
   // 4. Wait for the connections to send what they owe and close.
   {
-    std::unique_lock lock(mutex_);
-    if (!changed_.wait_for(lock, kDrainTimeout, [this] { return connections_.empty(); })) {
+    base::MutexLock lock(mutex_);
+    if (!lock.waitFor(changed_, kDrainTimeout, [this] {
+          mutex_.assertHeld();
+          return connections_.empty();
+        })) {
       logLine(absl::StrCat(connections_.size(), " connection(s) did not drain within ",
                            kDrainTimeout.count(), " s; dropping them"));
     }

@@ -24,7 +24,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +36,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
+#include "base/mutex.h"
 #include "server/connection.h"
 #include "server/dispatcher.h"
 #include "server/options.h"
@@ -88,10 +88,10 @@ class Server {
   boost::asio::signal_set signals_;
   std::vector<std::thread> io_threads_;
 
-  std::mutex mutex_;
+  base::Mutex mutex_;
   std::condition_variable changed_;
-  bool stop_requested_ = false;                                             // guarded by mutex_
-  std::unordered_map<Connection*, std::weak_ptr<Connection>> connections_;  // guarded by mutex_
+  bool stop_requested_ ABSL_GUARDED_BY(mutex_) = false;
+  std::unordered_map<Connection*, std::weak_ptr<Connection>> connections_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace syncwrite::server

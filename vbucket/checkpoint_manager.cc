@@ -7,6 +7,7 @@
 namespace syncwrite::vbucket {
 
 CheckpointManager::CheckpointManager(CheckpointOptions options) : options_(options) {
+  base::MutexLock lock(mutex_);  // uncontended: only for the analysis
   openCheckpointLocked();
 }
 
@@ -16,7 +17,7 @@ void CheckpointManager::checkLayout() noexcept {
   static_assert(alignof(CheckpointManager) == 64);
   // Line 0 is the mutex and the checkpoint list, line 1 the map and the
   // head of the cursor list (the members are declared in that order).
-  static_assert(sizeof(std::mutex) + sizeof(std::list<Checkpoint>) == 64,
+  static_assert(sizeof(base::Mutex) + sizeof(std::list<Checkpoint>) == 64,
                 "the mutex and the checkpoint list no longer fill line 0 exactly");
   static_assert(
       sizeof(std::map<std::string, Cursor, std::less<>>) + sizeof(Cursor*) + sizeof(uint64_t) == 64,
@@ -91,7 +92,7 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
   CheckpointEntry* entry = &block->entry;
   QueuedItem result = attach(std::move(block), *entry);
 
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   item->seqno = appendLocked(entry, result);
   return result;
 }
@@ -104,7 +105,7 @@ QueuedPrepare CheckpointManager::queuePrepare(std::string key, std::string value
   CheckpointEntry* resolution = &block->resolution;
   QueuedPrepare result(attach(std::move(block), *entry), resolution);
 
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   item->seqno = appendLocked(entry, result.item);
   return result;
 }
@@ -122,7 +123,7 @@ Seqno CheckpointManager::queueResolution(QueueOp op, QueuedPrepare& prepare) {
   CheckpointEntry* entry = prepare.resolution;
   entry->own_allocation = false;
   entry->op = op;
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   const Seqno seqno = appendLocked(entry, prepare.item);
   // Used up only once queued: a throw above leaves the prepare resolvable.
   prepare.resolution = nullptr;
@@ -130,12 +131,12 @@ Seqno CheckpointManager::queueResolution(QueueOp op, QueuedPrepare& prepare) {
 }
 
 uint64_t CheckpointManager::createCheckpoint() {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   return openCheckpointLocked();
 }
 
 bool CheckpointManager::registerCursor(std::string name) {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   auto first = checkpoints_.begin();
   auto [it, inserted] =
       cursors_.try_emplace(std::move(name), Cursor{first, first->sentinel(), first->numExpelled()});
@@ -147,7 +148,7 @@ bool CheckpointManager::registerCursor(std::string name) {
 }
 
 bool CheckpointManager::removeCursor(std::string_view name) {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   auto it = cursors_.find(name);
   if (it == cursors_.end()) return false;
   Cursor* cursor = &it->second;
@@ -160,7 +161,7 @@ bool CheckpointManager::removeCursor(std::string_view name) {
 }
 
 bool CheckpointManager::hasCursor(std::string_view name) const {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   return cursors_.find(name) != cursors_.end();
 }
 
@@ -177,7 +178,7 @@ void CheckpointManager::skipFinishedCheckpoints(Cursor& cursor) {
 
 std::vector<LogRecord> CheckpointManager::readItems(std::string_view name, size_t max_items) {
   std::vector<LogRecord> out;
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   auto it = cursors_.find(name);
   if (it == cursors_.end()) {
     throw std::invalid_argument("readItems: no cursor named '" + std::string(name) + "'");
@@ -196,7 +197,7 @@ std::vector<LogRecord> CheckpointManager::readItems(std::string_view name, size_
 }
 
 size_t CheckpointManager::itemsRemaining(std::string_view name) const {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   auto it = cursors_.find(name);
   if (it == cursors_.end()) {
     throw std::invalid_argument("itemsRemaining: no cursor named '" + std::string(name) + "'");
@@ -224,7 +225,7 @@ void CheckpointManager::removeUnreferencedCheckpoints(ExpelledItems& out) {
 
 ExpelledItems CheckpointManager::extractItemsToExpel(ExpelMethod method) {
   ExpelledItems out;
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   // One walk over the cursors moves each out of the closed checkpoints it
   // has finished and finds the slowest: the one in the oldest checkpoint
   // (ids increase along the list) that has passed the fewest items there.
@@ -265,7 +266,7 @@ ExpelledItems CheckpointManager::extractItemsToExpel(ExpelMethod method) {
 }
 
 CheckpointStats CheckpointManager::stats() const {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   CheckpointStats s;
   s.num_checkpoints = checkpoints_.size();
   s.items_expelled = removed_items_;

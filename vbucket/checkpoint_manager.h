@@ -37,11 +37,11 @@
 #include <cstdint>
 #include <list>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/mutex.h"
 #include "vbucket/checkpoint.h"
 #include "vbucket/expelled_items.h"
 #include "vbucket/item.h"
@@ -143,20 +143,21 @@ class alignas(64) CheckpointManager {
   // Checks, at compile time, the layout described above the class.
   static void checkLayout() noexcept;
   // Moves `cursor` out of closed checkpoints it has finished. Lock held.
-  void skipFinishedCheckpoints(Cursor& cursor);
+  void skipFinishedCheckpoints(Cursor& cursor) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Removes the leading closed checkpoints no cursor is in. Lock held.
-  void removeUnreferencedCheckpoints(ExpelledItems& out);
-  uint64_t openCheckpointLocked();
+  void removeUnreferencedCheckpoints(ExpelledItems& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  uint64_t openCheckpointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Points `entry` at `item`, gives it the next seqno and appends it to the
   // open checkpoint. Strong guarantee: if opening a checkpoint throws, the
   // entry is untouched.
-  Seqno appendLocked(CheckpointEntry* entry, const QueuedItem& item);
+  Seqno appendLocked(CheckpointEntry* entry, const QueuedItem& item)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   // Line 0.
-  mutable std::mutex mutex_;
-  std::list<Checkpoint> checkpoints_;  // never empty; back() is open
+  mutable base::Mutex mutex_;
+  std::list<Checkpoint> checkpoints_ ABSL_GUARDED_BY(mutex_);  // never empty; back() is open
   // Line 1.
-  std::map<std::string, Cursor, std::less<>> cursors_;
+  std::map<std::string, Cursor, std::less<>> cursors_ ABSL_GUARDED_BY(mutex_);
   // The same cursors, linked through Cursor::next_listed, for the walks over
   // all of them (expel makes two). Walking the map's tree instead read its
   // node links, which nothing else touches between registerCursor() and
@@ -167,16 +168,16 @@ class alignas(64) CheckpointManager {
   // the line the map's header is on, which every read warms; the links are
   // in the cursors, which their reads warm. Map nodes do not move, so the
   // pointers stay valid until removeCursor().
-  Cursor* first_cursor_ = nullptr;
-  uint64_t next_checkpoint_id_ = 1;
+  Cursor* first_cursor_ ABSL_GUARDED_BY(mutex_) = nullptr;
+  uint64_t next_checkpoint_id_ ABSL_GUARDED_BY(mutex_) = 1;
   // Then.
   const CheckpointOptions options_;
   std::atomic<Seqno> high_seqno_{0};
   // Totals of checkpoints removed whole (the others count their own, so
   // queue and expel touch no counter here).
-  uint64_t removed_items_ = 0;
-  uint64_t removed_bytes_ = 0;
-  uint64_t checkpoints_removed_ = 0;
+  uint64_t removed_items_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t removed_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t checkpoints_removed_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace syncwrite::vbucket

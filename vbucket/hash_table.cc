@@ -13,7 +13,7 @@ absl::string_view asAbsl(std::string_view s) { return absl::string_view(s.data()
 
 bool HashTable::setCommitted(QueuedItem item) {
   QueuedItem replaced;  // released after the lock
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   auto [it, inserted] = items_.try_emplace(item->key, nullptr);
   if (!inserted && it->second->seqno > item->seqno) return false;
   replaced = std::exchange(it->second, std::move(item));
@@ -21,14 +21,14 @@ bool HashTable::setCommitted(QueuedItem item) {
 }
 
 QueuedItem HashTable::find(std::string_view key) const {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   auto it = items_.find(asAbsl(key));
   return it == items_.end() ? nullptr : it->second;
 }
 
 bool HashTable::erase(std::string_view key) {
   QueuedItem removed;
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   auto it = items_.find(asAbsl(key));
   if (it == items_.end()) return false;
   removed = std::move(it->second);
@@ -37,7 +37,7 @@ bool HashTable::erase(std::string_view key) {
 }
 
 size_t HashTable::size() const {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   return items_.size();
 }
 

@@ -10,12 +10,12 @@
 #pragma once
 
 #include <cstddef>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include <absl/container/flat_hash_map.h>
 
+#include "base/mutex.h"
 #include "vbucket/item.h"
 
 namespace syncwrite::vbucket {
@@ -41,8 +41,8 @@ class HashTable {
   size_t size() const;
 
  private:
-  mutable std::mutex mutex_;
-  absl::flat_hash_map<std::string, QueuedItem> items_;
+  mutable base::Mutex mutex_;
+  absl::flat_hash_map<std::string, QueuedItem> items_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace syncwrite::vbucket

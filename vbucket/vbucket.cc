@@ -20,13 +20,13 @@ bool VBucket::setState(VBucketState new_state) {
     throw std::logic_error("vb:" + std::to_string(id_) +
                            " setState() called from one of its own state listeners");
   }
-  std::lock_guard transition(transition_mutex_);
+  base::MutexLock transition(transition_mutex_);
   const VBucketState old_state = state_.exchange(new_state, std::memory_order_acq_rel);
   if (old_state == new_state) return false;
 
   std::vector<std::shared_ptr<const StateListener>> snapshot;
   {
-    std::lock_guard lock(listeners_mutex_);
+    base::MutexLock lock(listeners_mutex_);
     snapshot.reserve(listeners_.size());
     for (const auto& [id, fn] : listeners_) snapshot.push_back(fn);
   }
@@ -45,7 +45,7 @@ bool VBucket::setState(VBucketState new_state) {
 }
 
 VBucket::ListenerId VBucket::addStateListener(StateListener fn) {
-  std::lock_guard lock(listeners_mutex_);
+  base::MutexLock lock(listeners_mutex_);
   const ListenerId id = next_listener_id_++;
   listeners_.emplace(id, std::make_shared<const StateListener>(std::move(fn)));
   return id;
@@ -54,7 +54,7 @@ VBucket::ListenerId VBucket::addStateListener(StateListener fn) {
 bool VBucket::removeStateListener(ListenerId id) {
   std::shared_ptr<const StateListener> removed;  // destroyed after the wait below
   {
-    std::lock_guard lock(listeners_mutex_);
+    base::MutexLock lock(listeners_mutex_);
     auto it = listeners_.find(id);
     if (it == listeners_.end()) return false;
     removed = std::move(it->second);
@@ -62,7 +62,7 @@ bool VBucket::removeStateListener(ListenerId id) {
   }
   // A notification in progress may hold a snapshot with this listener: wait
   // for it to end, unless it is this very thread's (it would wait for itself).
-  if (!onNotifyingThread()) std::lock_guard wait(transition_mutex_);
+  if (!onNotifyingThread()) base::MutexLock wait(transition_mutex_);
   return true;
 }
 

@@ -36,9 +36,9 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <thread>
 
+#include "base/mutex.h"
 #include "vbucket/checkpoint_manager.h"
 #include "vbucket/hash_table.h"
 #include "vbucket/vbucket_state.h"
@@ -83,13 +83,14 @@ class VBucket {
   std::atomic<VBucketState> state_;
 
   // Serialises setState() and is held while listeners run.
-  std::mutex transition_mutex_;
+  base::Mutex transition_mutex_ ABSL_ACQUIRED_BEFORE(listeners_mutex_);
   std::atomic<std::thread::id> notifying_thread_{};
 
   // Guards the registrations only (held briefly, never while calling one).
-  std::mutex listeners_mutex_;
-  std::map<ListenerId, std::shared_ptr<const StateListener>> listeners_;
-  ListenerId next_listener_id_ = 1;
+  base::Mutex listeners_mutex_;
+  std::map<ListenerId, std::shared_ptr<const StateListener>> listeners_
+      ABSL_GUARDED_BY(listeners_mutex_);
+  ListenerId next_listener_id_ ABSL_GUARDED_BY(listeners_mutex_) = 1;
 
   HashTable hash_table_;
   CheckpointManager checkpoints_;
