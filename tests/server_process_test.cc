@@ -192,7 +192,7 @@ TEST(ServerProcess, AnUnknownOptionExitsTwoWithUsage) {
   ServerProcess server;
   server.spawn(std::nullopt, {"--colour", "blue"}, /*listen=*/false);
   EXPECT_EQ(server.wait(), 2);
-  EXPECT_NE(server.stderrText().find("unknown option '--colour'"), std::string::npos);
+  EXPECT_NE(server.stderrText().find("unknown flag --colour"), std::string::npos);
   EXPECT_NE(server.stderrText().find("usage:"), std::string::npos);
 }
 
