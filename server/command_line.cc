@@ -21,9 +21,34 @@ constexpr size_t kLineWidth = 80;
 std::string declaredName(absl::string_view name) { return absl::StrReplaceAll(name, {{"-", "_"}}); }
 std::string shownName(absl::string_view name) { return absl::StrReplaceAll(name, {{"_", "-"}}); }
 
+// The flags declared in a file whose path ends with `flags_file`, by name.
+std::vector<absl::CommandLineFlag*> flagsOf(std::string_view flags_file) {
+  std::vector<absl::CommandLineFlag*> flags;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (absl::EndsWith(flag->Filename(), absl::string_view(flags_file.data(), flags_file.size()))) {
+      flags.push_back(flag);
+    }
+  }
+  std::sort(flags.begin(), flags.end(), [](auto* a, auto* b) { return a->Name() < b->Name(); });
+  return flags;
+}
+
 }  // namespace
 
-absl::StatusOr<CommandLine> parseFlags(std::span<const std::string> args) {
+absl::StatusOr<CommandLine> parseFlags(std::span<const std::string> args,
+                                       std::string_view flags_file) {
+  const std::vector<absl::CommandLineFlag*> known = flagsOf(flags_file);
+  for (absl::CommandLineFlag* flag : known) {
+    std::string ignored;  // absl checks at start-up that every default parses back
+    flag->ParseFrom(flag->DefaultValue(), &ignored);
+  }
+  auto find = [&](absl::string_view name) -> absl::CommandLineFlag* {
+    const std::string declared = declaredName(name);
+    for (absl::CommandLineFlag* flag : known) {
+      if (flag->Name() == declared) return flag;
+    }
+    return nullptr;
+  };
   CommandLine out;
   for (size_t i = 0; i < args.size(); ++i) {
     absl::string_view arg = args[i];
@@ -45,10 +70,10 @@ absl::StatusOr<CommandLine> parseFlags(std::span<const std::string> args) {
       name = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     }
-    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(declaredName(name));
+    absl::CommandLineFlag* flag = find(name);
     bool negated = false;
     if (flag == nullptr && !value && absl::StartsWith(name, "no")) {
-      flag = absl::FindCommandLineFlag(declaredName(name.substr(2)));
+      flag = find(name.substr(2));
       negated = flag != nullptr && flag->IsOfType<bool>();
       if (!negated) flag = nullptr;
     }
@@ -75,13 +100,7 @@ absl::StatusOr<CommandLine> parseFlags(std::span<const std::string> args) {
 }
 
 std::string flagsHelp(std::string_view header, std::string_view flags_file) {
-  std::vector<const absl::CommandLineFlag*> flags;
-  for (const auto& [name, flag] : absl::GetAllFlags()) {
-    if (absl::EndsWith(flag->Filename(), absl::string_view(flags_file.data(), flags_file.size()))) {
-      flags.push_back(flag);
-    }
-  }
-  std::sort(flags.begin(), flags.end(), [](auto* a, auto* b) { return a->Name() < b->Name(); });
+  const std::vector<absl::CommandLineFlag*> flags = flagsOf(flags_file);
   size_t width = 0;
   for (const auto* flag : flags) width = std::max(width, flag->Name().size());
 

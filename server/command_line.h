@@ -20,8 +20,11 @@
 //                                  (a lone "-5" too: only "--" starts a flag)
 //
 // The flags are process-global: parse from one thread at a time, and read the
-// values into a struct under an absl::FlagSaver so every parse starts from the
-// defaults (see server/server_flags.cc).
+// values into the executable's options struct right after (see
+// server/server_flags.cc). Each executable's flags live in one file, which
+// names them: a parse sets only that file's flags, and resets them to their
+// defaults first, so parsing is repeatable (tests parse many command lines).
+// absl::FlagSaver is not used for that: restoring logs a line per flag.
 #pragma once
 
 #include <span>
@@ -39,12 +42,15 @@ struct CommandLine {
   bool help = false;
 };
 
-// Sets the flags named in `args` (argv without the program name). Errors,
-// InvalidArgument, the first one found: "unknown flag --x", "--x needs a
-// value", "--x: illegal value 'v'" (absl refused the text for the flag's
-// type; its reason follows when it gives one). Flags set before an error keep
-// their new values (the caller's FlagSaver undoes them).
-absl::StatusOr<CommandLine> parseFlags(std::span<const std::string> args);
+// Resets every flag declared in a file whose path ends with `flags_file` to
+// its default, then sets those named in `args` (argv without the program
+// name). Errors, InvalidArgument, the first one found: "unknown flag --x"
+// (also for a flag of another file), "--x needs a value", "--x: illegal value
+// 'v'" (absl refused the text for the flag's type; its reason follows when it
+// gives one). Flags set before an error keep their new values until the next
+// parse.
+absl::StatusOr<CommandLine> parseFlags(std::span<const std::string> args,
+                                       std::string_view flags_file);
 
 // The help text: `header` as given, then "flags:" and every flag declared in a
 // file whose path ends with `flags_file`, sorted by name, each as

@@ -1,7 +1,6 @@
 #include "server/server_flags.h"
 
 #include <absl/flags/flag.h>
-#include <absl/flags/reflection.h>
 #include <absl/strings/str_cat.h>
 
 #include "server/command_line.h"
@@ -14,16 +13,21 @@ ABSL_FLAG(uint16_t, port, 11210, "port to listen on, 0..65535; 0 for an ephemera
 ABSL_FLAG(std::string, port_file, "", "write the bound port to this file once listening");
 
 namespace syncwrite::server {
+namespace {
+
+// This file, whose flags are syncwrite-server's (see parseFlags).
+constexpr char kFlagsFile[] = "server/server_flags.cc";
+
+}  // namespace
 
 std::string usage() {
   return flagsHelp(
       "usage: syncwrite-server [--config FILE] [--host H] [--port N] [--port-file PATH]\n",
-      "server/server_flags.cc");
+      kFlagsFile);
 }
 
 absl::StatusOr<ServerOptions> parseOptions(const std::vector<std::string>& args) {
-  absl::FlagSaver restore_defaults;
-  absl::StatusOr<CommandLine> line = parseFlags(args);
+  absl::StatusOr<CommandLine> line = parseFlags(args, kFlagsFile);
   if (!line.ok()) return line.status();
   if (!line->positional.empty()) {
     return absl::InvalidArgumentError(

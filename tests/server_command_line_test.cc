@@ -8,7 +8,6 @@
 #include <vector>
 
 #include <absl/flags/flag.h>
-#include <absl/flags/reflection.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -26,16 +25,18 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
+constexpr char kThisFile[] = "tests/server_command_line_test.cc";
+
 class CommandLineTest : public ::testing::Test {
  protected:
-  absl::StatusOr<CommandLine> parse(std::vector<std::string> args) { return parseFlags(args); }
+  absl::StatusOr<CommandLine> parse(std::vector<std::string> args) {
+    return parseFlags(args, kThisFile);
+  }
   std::string error(std::vector<std::string> args) {
-    absl::StatusOr<CommandLine> line = parseFlags(args);
+    absl::StatusOr<CommandLine> line = parseFlags(args, kThisFile);
     EXPECT_EQ(line.status().code(), absl::StatusCode::kInvalidArgument);
     return std::string(line.status().message());
   }
-
-  absl::FlagSaver restore_;  // each test starts from the defaults
 };
 
 TEST_F(CommandLineTest, ValuesAfterEqualsOrAsTheNextArgumentWithDashesForUnderscores) {
@@ -72,6 +73,21 @@ TEST_F(CommandLineTest, PositionalsStayInOrderAndDoubleDashEndsFlags) {
   EXPECT_FALSE(line->help);
 }
 
+TEST_F(CommandLineTest, EveryParseResetsTheFileFlagsToTheirDefaultsFirst) {
+  ASSERT_TRUE(parse({"--test-name=x", "--test-verbose", "--test-forced=2"}).ok());
+  ASSERT_TRUE(parse({"--test-port=9"}).ok());
+  EXPECT_EQ(absl::GetFlag(FLAGS_test_name), "plain");
+  EXPECT_FALSE(absl::GetFlag(FLAGS_test_verbose));
+  EXPECT_FALSE(absl::GetFlag(FLAGS_test_forced).has_value());
+  EXPECT_EQ(absl::GetFlag(FLAGS_test_port), 9);
+}
+
+TEST_F(CommandLineTest, OnlyTheNamedFilesFlagsAreKnown) {
+  // server_flags.cc is linked into this test too: its --port is not ours.
+  absl::StatusOr<CommandLine> line = parseFlags({{"--port=1"}}, kThisFile);
+  EXPECT_EQ(line.status().message(), "unknown flag --port");
+}
+
 TEST_F(CommandLineTest, HelpIsAskedForNotAnError) {
   for (const char* help : {"--help", "-h"}) {
     auto line = parse({"x", help});
@@ -90,7 +106,7 @@ TEST_F(CommandLineTest, ErrorsNameTheFlagAndTheValue) {
 }
 
 TEST(FlagsHelp, ListsTheFileFlagsSortedWithTheirDefaults) {
-  const std::string help = flagsHelp("usage: t\n", "tests/server_command_line_test.cc");
+  const std::string help = flagsHelp("usage: t\n", kThisFile);
   EXPECT_THAT(help, HasSubstr("usage: t\nflags:\n  --test-forced "));
   EXPECT_THAT(help, HasSubstr("an optional number (default: none)\n"));
   EXPECT_THAT(help, HasSubstr("a list (default: a,b)\n"));

@@ -1,7 +1,6 @@
 #include "server/cli/cli_args.h"
 
 #include <absl/flags/flag.h>
-#include <absl/flags/reflection.h>
 #include <absl/strings/str_cat.h>
 
 #include "durability/level.h"
@@ -28,6 +27,9 @@ ABSL_FLAG(std::optional<uint16_t>, timeout, std::nullopt,
 namespace syncwrite::server::cli {
 
 namespace {
+
+// This file, whose flags are syncwrite-cli's (see parseFlags).
+constexpr char kFlagsFile[] = "server/cli/cli_args.cc";
 
 struct CommandName {
   std::string_view name;
@@ -67,12 +69,11 @@ commands:
   version               the server's version
   help                  this text
 )",
-                   "server/cli/cli_args.cc");
+                   kFlagsFile);
 }
 
 absl::StatusOr<CliArgs> parseArgs(const std::vector<std::string>& args) {
-  absl::FlagSaver restore_defaults;  // every parse starts from the defaults
-  absl::StatusOr<CommandLine> line = parseFlags(args);
+  absl::StatusOr<CommandLine> line = parseFlags(args, kFlagsFile);
   if (!line.ok()) return line.status();
   CliArgs out;
   if (line->help) {
