@@ -165,6 +165,13 @@ TEST(ServerProcess, DataCommandsNeedASelectedBucketButTaskStatsDoNot) {
   auto missing = client.selectBucket("nope");
   ASSERT_TRUE(missing.ok());
   EXPECT_EQ(missing->status, Status::kKeyNotFound);
+
+  auto refused = protocol::Client::connectToBucket("127.0.0.1", server.port(), "nope", "test");
+  EXPECT_TRUE(absl::IsNotFound(refused.status())) << refused.status();
+  EXPECT_NE(refused.status().message().find(":" + std::to_string(server.port()) +
+                                            ": no bucket \"nope\": "),
+            std::string::npos)
+      << refused.status();
 }
 
 TEST(ServerProcess, ConnectionsBeyondMaxConnectionsAreClosed) {

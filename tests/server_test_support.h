@@ -127,18 +127,9 @@ class ServerProcess {
 
   // A connected client (HELLO done), with `bucket` selected unless empty.
   protocol::Client connect(std::string_view bucket = "default") const {
-    protocol::ClientOptions options;
-    options.timeout = kHangGuard;
-    auto client = protocol::Client::connect("127.0.0.1", port_, options);
+    auto client = protocol::Client::connectToBucket("127.0.0.1", port_, bucket, "syncwrite-test",
+                                                    {.timeout = kHangGuard});
     if (!client.ok()) throw std::runtime_error(std::string(client.status().message()));
-    const protocol::Feature features[] = {
-        protocol::Feature::kXerror, protocol::Feature::kSelectBucket,
-        protocol::Feature::kAltRequestSupport, protocol::Feature::kSyncReplication};
-    if (!client->hello(features).ok()) throw std::runtime_error("HELLO failed");
-    if (!bucket.empty()) {
-      auto selected = client->selectBucket(bucket);
-      if (!selected.ok() || !selected->ok()) throw std::runtime_error("SELECT_BUCKET failed");
-    }
     return std::move(*client);
   }
 
