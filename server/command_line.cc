@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <absl/flags/commandlineflag.h>
 #include <absl/flags/reflection.h>
@@ -14,10 +16,10 @@
 namespace syncwrite::server {
 namespace {
 
+constexpr size_t kLineWidth = 80;  // of the help text
+
 // Debian's Abseil has its own string_view (not std::string_view), so the
 // helper speaks absl::string_view to it.
-constexpr size_t kLineWidth = 80;
-
 std::string declaredName(absl::string_view name) { return absl::StrReplaceAll(name, {{"-", "_"}}); }
 std::string shownName(absl::string_view name) { return absl::StrReplaceAll(name, {{"_", "-"}}); }
 
