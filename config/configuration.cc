@@ -1,13 +1,11 @@
 #include "config/configuration.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include <absl/strings/str_cat.h>
+
+#include "config/read_file.h"
 
 namespace syncwrite::config {
 
@@ -43,14 +41,9 @@ absl::Status Configuration::loadString(std::string_view json_text) {
 }
 
 absl::Status Configuration::loadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat("cannot read configuration file \"", path.string(),
-                                            "\": ", std::strerror(errno)));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  absl::Status s = loadString(text.str());
+  absl::StatusOr<std::string> text = readFile(path);
+  if (!text.ok()) return text.status();
+  absl::Status s = loadString(*text);
   if (!s.ok()) {
     return absl::Status(s.code(), absl::StrCat(path.string(), ": ", s.message()));
   }

@@ -63,7 +63,8 @@ class Configuration {
   // wrong type, out of range or not in the enum.
   absl::Status loadString(std::string_view json_text);
   absl::Status loadJson(const nlohmann::json& object);
-  // As loadString, from a file; NotFound naming the path when it cannot be read.
+  // As loadString, from a file read with readFile (config/read_file.h): its
+  // error when the file cannot be read (NotFound naming the path when missing).
   absl::Status loadFile(const std::filesystem::path& path);
 
   // Changes one key at runtime. Refuses, changing nothing: an unknown key

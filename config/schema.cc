@@ -1,9 +1,9 @@
 #include "config/schema.h"
 
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 
+#include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
@@ -117,8 +117,7 @@ absl::StatusOr<nlohmann::json> KeySpec::parseText(std::string_view text) const {
     case ValueType::kUnsigned:
     case ValueType::kDurationMs: {
       uint64_t n = 0;
-      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-      if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+      if (!absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &n)) {
         v = std::string(text);
       } else {
         v = n;

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "server/log.h"
-#include "server/options.h"
 #include "server/server.h"
 #include "server/server_config.h"
+#include "server/server_flags.h"
 
 int main(int argc, char** argv) {
   using namespace syncwrite::server;

@@ -1,10 +1,10 @@
 #include "server/server_config.h"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <absl/strings/str_cat.h>
+
+#include "config/read_file.h"
 
 namespace syncwrite::server {
 
@@ -176,11 +176,9 @@ absl::StatusOr<ServerConfig> loadServerConfigText(std::string_view text) {
 }
 
 absl::StatusOr<ServerConfig> loadServerConfigFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read config file ", path.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto result = loadServerConfigText(text.str());
+  absl::StatusOr<std::string> text = config::readFile(path);
+  if (!text.ok()) return text.status();
+  auto result = loadServerConfigText(*text);
   if (!result.ok()) return located(path.string(), result.status());
   return result;
 }

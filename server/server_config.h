@@ -63,8 +63,9 @@ absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document);
 // As above from text; InvalidArgument with the parser's message (and byte
 // position) for malformed JSON.
 absl::StatusOr<ServerConfig> loadServerConfigText(std::string_view text);
-// As above from a file; NotFound naming the path when it cannot be read.
-// Errors are prefixed with the path.
+// As above from a file read with config::readFile: its error when the file
+// cannot be read (NotFound naming the path when missing). Errors are prefixed
+// with the path.
 absl::StatusOr<ServerConfig> loadServerConfigFile(const std::filesystem::path& path);
 
 }  // namespace syncwrite::server

@@ -1,8 +1,6 @@
-#include <fstream>
-#include <sstream>
-
 #include <gtest/gtest.h>
 
+#include "config/read_file.h"
 #include "config/schema.h"
 #include "config/schema_doc.h"
 
@@ -11,11 +9,9 @@ namespace {
 
 TEST(ConfigurationDoc, IsUpToDateWithTheSchema) {
   const std::string path = std::string(SYNCWRITE_SOURCE_DIR) + "/docs/configuration.md";
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << "missing " << path << ": run ./dev docs";
-  std::ostringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(text.str(), renderConfigurationMarkdown(Schema::builtin()))
+  absl::StatusOr<std::string> text = readFile(path);
+  ASSERT_TRUE(text.ok()) << text.status() << ": run ./dev docs";
+  EXPECT_EQ(*text, renderConfigurationMarkdown(Schema::builtin()))
       << path << " is stale: config/schema.json changed. Run ./dev docs and commit the result.";
 }
 

@@ -9,7 +9,8 @@ syncwrite_test(idle_cpu_parse_test idle_cpu_proc_stat_test.cc idle_cpu_usage_tes
 # The smoke run of the real harness against the real server (issue 7's CI
 # check). idle_cpu is defined later, in bench/, which is fine for generator
 # expressions and dependencies (both resolved at generate time).
-syncwrite_test(idle_cpu_smoke_test idle_cpu_smoke_test.cc LIBS nlohmann_json::nlohmann_json)
+syncwrite_test(idle_cpu_smoke_test idle_cpu_smoke_test.cc LIBS syncwrite::config
+  nlohmann_json::nlohmann_json)
 target_compile_definitions(idle_cpu_smoke_test PRIVATE
   SYNCWRITE_IDLE_CPU_BIN="$<TARGET_FILE:idle_cpu>"
   SYNCWRITE_SERVER_BIN="$<TARGET_FILE:syncwrite-server>")

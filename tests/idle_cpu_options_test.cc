@@ -60,15 +60,17 @@ TEST(IdleCpuOptions, BadValuesAreRefusedNamingOptionAndValue) {
       {{"--modes", "poll"}, "--modes \"poll\""},
       {{"--modes", "polling,"}, "--modes"},
       {{"--window", "0"}, "--window \"0\""},
-      {{"--window", "abc"}, "--window \"abc\""},
+      {{"--window", "abc"}, "--window: illegal value 'abc'"},
       {{"--window", "inf"}, "--window"},
       {{"--settle", "-1"}, "--settle \"-1\""},
       {{"--top", "-2"}, "--top"},
       {{"--json="}, "--json"},
-      {{"--slow-clock=yes"}, "--slow-clock"},
+      {{"--slow-clock=maybe"}, "--slow-clock: illegal value 'maybe'"},
+      {{"--slow-clock-buckets", "0"}, "--slow-clock-buckets \"0\""},
+      {{"--start-timeout", "-3"}, "--start-timeout \"-3\""},
       {{"--window"}, "--window needs a value"},
-      {{"--bogus"}, "unknown option \"--bogus\""},
-      {{"positional"}, "unknown option \"positional\""},
+      {{"--bogus"}, "unknown flag --bogus"},
+      {{"positional"}, "unexpected argument \"positional\""},
   };
   for (const Case& c : cases) {
     absl::StatusOr<Options> o = Parse(c.args);
@@ -77,11 +79,27 @@ TEST(IdleCpuOptions, BadValuesAreRefusedNamingOptionAndValue) {
   }
 }
 
-TEST(IdleCpuOptions, HelpIsAFlag) {
+TEST(IdleCpuOptions, EveryParseStartsFromTheDefaults) {
+  ASSERT_TRUE(Parse({"--window", "3", "--slow-clock"}).ok());
+  absl::StatusOr<Options> o = Parse({});
+  ASSERT_TRUE(o.ok());
+  EXPECT_DOUBLE_EQ(o->window_s, 10);
+  EXPECT_FALSE(o->slow_clock);
+}
+
+TEST(IdleCpuOptions, HelpIsAFlagAndTheUsageListsEveryFlagWithItsDefault) {
   absl::StatusOr<Options> o = Parse({"--help"});
   ASSERT_TRUE(o.ok());
   EXPECT_TRUE(o->help);
-  EXPECT_THAT(Usage(), HasSubstr("--slow-clock"));
+  const std::string usage = Usage();
+  for (const char* text :
+       {"--buckets ", "(default: 1,10,30)", "--modes ", "(default: polling,event-driven)",
+        "--window ", "(default: 10)", "--settle ", "(default: 1)", "--json ",
+        "(default: \"bench/results/idle_cpu.json\")", "--server ", "--slow-clock ",
+        "(default: false)", "--slow-clock-buckets ", "(default: 3)", "--top ", "(default: 5)",
+        "--start-timeout ", "(default: 60)"}) {
+    EXPECT_THAT(usage, HasSubstr(text));
+  }
 }
 
 }  // namespace

@@ -47,10 +47,11 @@ TEST(IdleCpuScenario, ServerConfigHasOneBucketEntryPerBucket) {
   EXPECT_EQ(b2["simulated_replicas"]["replica1"]["ack_delay_ms"], 1);
 }
 
-TEST(IdleCpuPortFile, ParsesDigitsWithTrailingWhitespace) {
+TEST(IdleCpuPortFile, ParsesDigitsWithSurroundingWhitespace) {
   EXPECT_EQ(ParsePortFile("11210").value(), 11210);
   EXPECT_EQ(ParsePortFile("40001\n").value(), 40001);
-  for (const char* bad : {"", "\n", "0", "65536", "12ab", " 80", "-1"}) {
+  EXPECT_EQ(ParsePortFile(" 80\r\n").value(), 80);
+  for (const char* bad : {"", "\n", "0", "65536", "12ab", "8 0", "-1"}) {
     absl::StatusOr<uint16_t> p = ParsePortFile(bad);
     EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(p.status().message(), HasSubstr("port file"));

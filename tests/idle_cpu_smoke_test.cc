@@ -6,12 +6,13 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "config/read_file.h"
 
 #ifndef SYNCWRITE_IDLE_CPU_BIN
 #error "SYNCWRITE_IDLE_CPU_BIN must name the idle_cpu binary"
@@ -41,13 +42,12 @@ TEST(IdleCpuSmoke, OneBucketBothModesAndSlowClockWriteACompleteJson) {
       "--slow-clock-buckets 1 --json '" +
       json_path.string() + "' > '" + (dir / "out.txt").string() + "' 2>&1";
   const int rc = std::system(command.c_str());
-  std::ifstream out_file(dir / "out.txt");
-  const std::string output((std::istreambuf_iterator<char>(out_file)), {});
+  const std::string output = config::readFile(dir / "out.txt").value_or("");
   ASSERT_EQ(rc, 0) << command << "\n" << output;
 
-  std::ifstream in(json_path);
-  ASSERT_TRUE(in) << "no JSON at " << json_path << "\n" << output;
-  const nlohmann::json doc = nlohmann::json::parse(in);
+  absl::StatusOr<std::string> json = config::readFile(json_path);
+  ASSERT_TRUE(json.ok()) << "no JSON at " << json_path << ": " << json.status() << "\n" << output;
+  const nlohmann::json doc = nlohmann::json::parse(*json);
   ExpectKeys(doc,
              {"harness", "format", "machine", "options", "scenarios", "comparisons", "targets"},
              "document");

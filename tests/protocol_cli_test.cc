@@ -90,7 +90,33 @@ TEST(CliArgsTest, ErrorsNameTheArgument) {
   EXPECT_THAT(parseError({"set", "k", "v", "--timeout", "5"}), HasSubstr("needs --durability"));
   EXPECT_THAT(parseError({"set", "k", "v", "--durability", "most"}), HasSubstr("\"most\""));
   EXPECT_THAT(parseError({"set-vbucket", "5", "zombie"}), HasSubstr("\"zombie\""));
-  EXPECT_THAT(parseError({"get", "k", "--colour", "red"}), HasSubstr("unknown option --colour"));
+  EXPECT_THAT(parseError({"get", "k", "--colour", "red"}), HasSubstr("unknown flag --colour"));
+  EXPECT_THAT(parseError({"get", "k", "--vbucket", "70000"}),
+              HasSubstr("--vbucket: illegal value '70000'"));
+  EXPECT_THAT(parseError({"get", "k", "--vbuckets", "0"}), HasSubstr("--vbuckets must be"));
+  EXPECT_THAT(parseError({"set-vbucket", "x", "active"}), HasSubstr("VB must be a number"));
+}
+
+TEST(CliArgsTest, EveryParseStartsFromTheDefaults) {
+  EXPECT_EQ(parseOk({"get", "k", "--port", "1", "--vbucket", "3"}).port, 1);
+  const CliArgs args = parseOk({"get", "k"});
+  EXPECT_EQ(args.port, 11210);
+  EXPECT_FALSE(args.vbucket);
+}
+
+TEST(CliArgsTest, HelpAnywhereAsksForTheUsageWhichListsEveryFlagWithItsDefault) {
+  EXPECT_EQ(parseOk({"set", "k", "-h"}).command, Command::kHelp);
+  EXPECT_EQ(parseOk({"--help"}).command, Command::kHelp);
+  EXPECT_EQ(parseOk({"help"}).command, Command::kHelp);
+  const std::string text = usage();
+  for (const char* flag : {"--bucket ", "--durability ", "--host ", "--port ", "--timeout ",
+                           "--vbucket ", "--vbuckets "}) {
+    EXPECT_THAT(text, HasSubstr(flag));
+  }
+  for (const char* value : {"(default: \"default\")", "(default: \"127.0.0.1\")",
+                            "(default: 11210)", "(default: 1024)", "(default: none)"}) {
+    EXPECT_THAT(text, HasSubstr(value));
+  }
 }
 
 protocol::Response answer(Status status, std::string_view context = "") {

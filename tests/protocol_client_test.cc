@@ -145,6 +145,17 @@ Client connectTo(const FakeServer& server, std::chrono::milliseconds timeout = 3
   return *std::move(client);
 }
 
+TEST(ClientTest, ConnectToBucketSaysHelloAndSelectsTheBucket) {
+  FakeServer server;
+  absl::StatusOr<Client> client =
+      Client::connectToBucket("127.0.0.1", server.port(), "default", "test", {.timeout = 30'000ms});
+  ASSERT_TRUE(client.ok()) << client.status();
+  auto got = client->get(3, "k1");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->value, "value-of-k1");
+  EXPECT_TRUE(client->takeStrayResponses().empty());
+}
+
 TEST(ClientTest, CommandsRoundTrip) {
   FakeServer server;
   Client client = connectTo(server);

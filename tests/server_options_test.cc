@@ -1,5 +1,5 @@
-// syncwrite-server's command line (server/options.h) and its CAS generator.
-#include "server/options.h"
+// syncwrite-server's command line (server/server_flags.h) and its CAS generator.
+#include "server/server_flags.h"
 
 #include <gtest/gtest.h>
 
@@ -33,13 +33,14 @@ TEST(ServerOptions, RefusesWhatItDoesNotUnderstandNamingIt) {
     std::string message;
   };
   for (const Case& c : std::vector<Case>{
-           {{"--verbose"}, "unknown option '--verbose'"},
+           {{"--verbose"}, "unknown flag --verbose"},
            {{"--port"}, "--port needs a value"},
-           {{"--port", "65536"}, "'65536' is not a port number"},
-           {{"--port", "12ab"}, "'12ab' is not a port number"},
-           {{"--port", "-1"}, "'-1' is not a port number"},
+           {{"--port", "65536"}, "--port: illegal value '65536'"},
+           {{"--port", "12ab"}, "--port: illegal value '12ab'"},
+           {{"--port", "-1"}, "--port: illegal value '-1'"},
            {{"--host="}, "--host needs a non-empty value"},
            {{"serve"}, "unexpected argument 'serve'"},
+           {{"--", "--port=1"}, "unexpected argument '--port=1'"},
        }) {
     auto options = parseOptions(c.args);
     ASSERT_FALSE(options.ok()) << c.args.front();
@@ -48,11 +49,30 @@ TEST(ServerOptions, RefusesWhatItDoesNotUnderstandNamingIt) {
   }
 }
 
-TEST(ServerOptions, HelpIsAnOptionNotAnError) {
-  auto options = parseOptions({"--help"});
+TEST(ServerOptions, EveryParseStartsFromTheDefaults) {
+  ASSERT_TRUE(parseOptions({"--port=1", "--config", "c.json"}).ok());
+  ASSERT_FALSE(parseOptions({"--host", "h", "--bogus"}).ok());
+  auto options = parseOptions({});
   ASSERT_TRUE(options.ok());
-  EXPECT_TRUE(options->help);
-  EXPECT_NE(usage().find("--port-file"), std::string::npos);
+  EXPECT_EQ(options->port, 11210);
+  EXPECT_EQ(options->host, "127.0.0.1");
+  EXPECT_FALSE(options->config_path.has_value());
+}
+
+TEST(ServerOptions, HelpIsAnOptionNotAnError) {
+  for (const char* help : {"--help", "-h"}) {
+    auto options = parseOptions({help});
+    ASSERT_TRUE(options.ok());
+    EXPECT_TRUE(options->help);
+  }
+}
+
+TEST(ServerOptions, UsageListsEveryFlagWithItsDefault) {
+  const std::string text = usage();
+  for (const char* line : {"--config ", "(default: \"\")", "--host ", "(default: \"127.0.0.1\")",
+                           "--port ", "(default: 11210)", "--port-file "}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << " in\n" << text;
+  }
 }
 
 TEST(ServerCas, IsUniqueAndIncreasingAcrossThreads) {

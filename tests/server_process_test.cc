@@ -165,6 +165,13 @@ TEST(ServerProcess, DataCommandsNeedASelectedBucketButTaskStatsDoNot) {
   auto missing = client.selectBucket("nope");
   ASSERT_TRUE(missing.ok());
   EXPECT_EQ(missing->status, Status::kKeyNotFound);
+
+  auto refused = protocol::Client::connectToBucket("127.0.0.1", server.port(), "nope", "test");
+  EXPECT_TRUE(absl::IsNotFound(refused.status())) << refused.status();
+  EXPECT_NE(refused.status().message().find(":" + std::to_string(server.port()) +
+                                            ": no bucket \"nope\": "),
+            std::string::npos)
+      << refused.status();
 }
 
 TEST(ServerProcess, ConnectionsBeyondMaxConnectionsAreClosed) {
@@ -192,7 +199,7 @@ TEST(ServerProcess, AnUnknownOptionExitsTwoWithUsage) {
   ServerProcess server;
   server.spawn(std::nullopt, {"--colour", "blue"}, /*listen=*/false);
   EXPECT_EQ(server.wait(), 2);
-  EXPECT_NE(server.stderrText().find("unknown option '--colour'"), std::string::npos);
+  EXPECT_NE(server.stderrText().find("unknown flag --colour"), std::string::npos);
   EXPECT_NE(server.stderrText().find("usage:"), std::string::npos);
 }
 

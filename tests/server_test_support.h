@@ -26,6 +26,8 @@
 
 #include <gtest/gtest.h>
 
+#include "config/read_file.h"
+#include "server/parse_number.h"
 #include "server/protocol/client.h"
 
 #ifndef SYNCWRITE_SERVER_BINARY
@@ -38,12 +40,9 @@ namespace syncwrite::server::testing {
 
 inline constexpr std::chrono::seconds kHangGuard{30};
 
-// Reads a whole file ("" when it does not exist).
-inline std::string readFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+// A whole file, "" when it cannot be read (not written yet).
+inline std::string fileText(const std::filesystem::path& path) {
+  return config::readFile(path).value_or("");
 }
 
 class ServerProcess {
@@ -107,10 +106,12 @@ class ServerProcess {
     spawn(std::move(config_json), std::move(args));
     const auto give_up = std::chrono::steady_clock::now() + kHangGuard;
     while (std::chrono::steady_clock::now() < give_up) {
-      const std::string text = readFile(portFile());
+      const std::string text = fileText(portFile());
       if (!text.empty()) {
-        port_ = static_cast<uint16_t>(std::stoul(text));
-        return true;
+        const std::optional<uint16_t> port = parseNumber<uint16_t>(text, 1);
+        if (!port) ADD_FAILURE() << "port file holds \"" << text << "\"";
+        port_ = port.value_or(0);
+        return port.has_value();
       }
       if (auto status = exited(); status) {
         ADD_FAILURE() << "server exited (" << *status << ") before listening: " << stderrText();
@@ -126,18 +127,9 @@ class ServerProcess {
 
   // A connected client (HELLO done), with `bucket` selected unless empty.
   protocol::Client connect(std::string_view bucket = "default") const {
-    protocol::ClientOptions options;
-    options.timeout = kHangGuard;
-    auto client = protocol::Client::connect("127.0.0.1", port_, options);
+    auto client = protocol::Client::connectToBucket("127.0.0.1", port_, bucket, "syncwrite-test",
+                                                    {.timeout = kHangGuard});
     if (!client.ok()) throw std::runtime_error(std::string(client.status().message()));
-    const protocol::Feature features[] = {
-        protocol::Feature::kXerror, protocol::Feature::kSelectBucket,
-        protocol::Feature::kAltRequestSupport, protocol::Feature::kSyncReplication};
-    if (!client->hello(features).ok()) throw std::runtime_error("HELLO failed");
-    if (!bucket.empty()) {
-      auto selected = client->selectBucket(bucket);
-      if (!selected.ok() || !selected->ok()) throw std::runtime_error("SELECT_BUCKET failed");
-    }
     return std::move(*client);
   }
 
@@ -159,7 +151,7 @@ class ServerProcess {
     return -SIGKILL;
   }
 
-  std::string stderrText() const { return readFile(stderrFile()); }
+  std::string stderrText() const { return fileText(stderrFile()); }
 
  private:
   std::filesystem::path portFile() const { return dir_ / "port"; }
@@ -192,12 +184,13 @@ template <typename Predicate>
   return false;
 }
 
-// The value of stat `name` in `group` as a number (-1 when missing or on error).
+// The value of stat `name` in `group` as a number (-1 when missing, not a
+// number or on error).
 inline int64_t statValue(protocol::Client& client, std::string_view group, std::string_view name) {
   auto reply = client.stats(group);
   if (!reply.ok() || !reply->ok()) return -1;
   auto value = reply->find(name);
-  return value ? std::stoll(*value) : -1;
+  return value ? parseNumber<int64_t>(*value).value_or(-1) : -1;
 }
 
 // A config with one bucket "default" whose only replica is silent (listed,

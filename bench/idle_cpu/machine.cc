@@ -3,11 +3,11 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <absl/strings/str_cat.h>
+
+#include "config/read_file.h"
 
 namespace syncwrite::bench {
 namespace {
@@ -20,11 +20,11 @@ std::string Trim(std::string_view s) {
   return std::string(s);
 }
 
+// The first line of the file at `path`, trimmed, or "unknown".
 std::string ReadLine(const char* path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return "unknown";
-  return Trim(line);
+  absl::StatusOr<std::string> text = config::readFile(path);
+  if (!text.ok() || text->empty()) return "unknown";
+  return Trim(std::string_view(*text).substr(0, text->find('\n')));
 }
 
 }  // namespace
@@ -49,10 +49,7 @@ MachineInfo ReadMachineInfo() {
   MachineInfo m;
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
   m.cores = online > 0 ? static_cast<unsigned>(online) : std::thread::hardware_concurrency();
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::ostringstream text;
-  text << cpuinfo.rdbuf();
-  m.cpu_model = CpuModelFromCpuinfo(text.str());
+  m.cpu_model = CpuModelFromCpuinfo(config::readFile("/proc/cpuinfo").value_or(""));
   utsname u{};
   m.kernel = uname(&u) == 0 ? absl::StrCat(u.sysname, " ", u.release) : "unknown";
   m.clock_source = ReadLine("/sys/devices/system/clocksource/clocksource0/current_clocksource");

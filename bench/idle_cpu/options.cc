@@ -1,158 +1,110 @@
 #include "bench/idle_cpu/options.h"
 
-#include <charconv>
+#include <algorithm>
 #include <cmath>
-#include <cstdlib>
+#include <optional>
 #include <string_view>
-#include <system_error>
+#include <tuple>
 
+#include <absl/flags/flag.h>
 #include <absl/status/status.h>
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+
+#include "server/command_line.h"
+#include "server/parse_number.h"
+
+// The harness's flags. Global (ABSL_FLAG): only idle_cpu and its tests link
+// this file.
+ABSL_FLAG(std::vector<std::string>, buckets, std::vector<std::string>({"1", "10", "30"}),
+          "bucket counts (each at least 1), comma-separated: one scenario per count and mode");
+ABSL_FLAG(std::vector<std::string>, modes, std::vector<std::string>({"polling", "event-driven"}),
+          "timeout modes, comma-separated: polling, event-driven");
+ABSL_FLAG(double, window, 10, "sampling window in seconds (positive)");
+ABSL_FLAG(double, settle, 1,
+          "wait in seconds after the server listens, before sampling (zero or more)");
+ABSL_FLAG(std::string, json, "bench/results/idle_cpu.json", "results file");
+ABSL_FLAG(std::string, server, "", "syncwrite-server binary; empty: the one beside idle_cpu");
+ABSL_FLAG(bool, slow_clock, false,
+          "also run the slow-clock scenario: polling, visitor clock syscall vs coarse");
+ABSL_FLAG(uint32_t, slow_clock_buckets, 3, "buckets in the slow-clock scenario (at least 1)");
+ABSL_FLAG(uint32_t, top, 5, "threads listed per scenario");
+ABSL_FLAG(double, start_timeout, 60,
+          "hang guard in seconds for the server's start and stop (positive)");
 
 namespace syncwrite::bench {
 namespace {
+
+// This file, whose flags are idle_cpu's (see server::parseFlags).
+constexpr char kFlagsFile[] = "bench/idle_cpu/options.cc";
 
 absl::Status Bad(std::string_view option, std::string_view value, std::string_view expected) {
   return absl::InvalidArgumentError(absl::StrCat(std::string(option), " \"", std::string(value),
                                                  "\": expected ", std::string(expected)));
 }
 
-std::vector<std::string_view> SplitCommas(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  for (;;) {
-    const size_t comma = s.find(',', start);
-    out.push_back(s.substr(start, comma == std::string_view::npos ? comma : comma - start));
-    if (comma == std::string_view::npos) return out;
-    start = comma + 1;
-  }
-}
-
-absl::Status ParseUnsigned(std::string_view option, std::string_view value, unsigned min,
-                           unsigned& out) {
-  unsigned v = 0;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (value.empty() || ec != std::errc() || end != value.data() + value.size() || v < min) {
-    return Bad(option, value, absl::StrCat("an integer ≥ ", min));
-  }
-  out = v;
-  return absl::OkStatus();
-}
-
-absl::Status ParseSeconds(std::string_view option, std::string_view value, bool allow_zero,
-                          double& out) {
-  const std::string text(value);
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  const bool ok = !text.empty() && end == text.c_str() + text.size() && std::isfinite(v) &&
-                  (allow_zero ? v >= 0 : v > 0);
-  if (!ok) return Bad(option, value, allow_zero ? "seconds ≥ 0" : "seconds > 0");
-  out = v;
-  return absl::OkStatus();
-}
-
-absl::Status ParseBuckets(std::string_view value, std::vector<unsigned>& out) {
-  std::vector<unsigned> buckets;
-  for (std::string_view item : SplitCommas(value)) {
-    unsigned b = 0;
-    if (!ParseUnsigned("--buckets", item, 1, b).ok()) {
-      return Bad("--buckets", value, "a comma-separated list of bucket counts ≥ 1");
-    }
-    buckets.push_back(b);
-  }
-  out = std::move(buckets);
-  return absl::OkStatus();
-}
-
-absl::Status ParseModes(std::string_view value, std::vector<std::string>& out) {
-  std::vector<std::string> modes;
-  for (std::string_view item : SplitCommas(value)) {
-    if (item != "polling" && item != "event-driven") {
-      return Bad("--modes", value, "a comma-separated list of polling, event-driven");
-    }
-    modes.emplace_back(item);
-  }
-  out = std::move(modes);
-  return absl::OkStatus();
+absl::Status CheckSeconds(std::string_view option, double value, bool allow_zero) {
+  if (std::isfinite(value) && (allow_zero ? value >= 0 : value > 0)) return absl::OkStatus();
+  return Bad(option, absl::StrCat(value), allow_zero ? "seconds ≥ 0" : "seconds > 0");
 }
 
 }  // namespace
 
 std::string Usage() {
-  return R"(usage: idle_cpu [options]
+  return server::flagsHelp(R"(usage: idle_cpu [flags]
 Starts syncwrite-server once per scenario (B empty buckets of 1024 vbuckets, one
 timeout mode), lets it settle, and measures its CPU over a window.
-  --buckets LIST        bucket counts, comma-separated (default 1,10,30)
-  --modes LIST          polling,event-driven (default both)
-  --window S            sampling window in seconds (default 10)
-  --settle S            wait after the server listens, before sampling (default 1)
-  --json PATH           results file (default bench/results/idle_cpu.json)
-  --server PATH         syncwrite-server binary (default: beside idle_cpu)
-  --slow-clock          also run the slow-clock scenario: polling, visitor clock
-                        syscall vs coarse
-  --slow-clock-buckets N  buckets in the slow-clock scenario (default 3)
-  --top N               threads listed per scenario (default 5)
-  --start-timeout S     hang guard for the server's start and stop (default 60)
-  --help                this text
-)";
+)",
+                           kFlagsFile);
 }
 
 absl::StatusOr<Options> ParseOptions(int argc, const char* const* argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    std::string_view name = arg;
-    std::string_view value;
-    bool has_value = false;
-    if (const size_t eq = arg.find('='); eq != std::string_view::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      has_value = true;
-    }
-    if (name == "--help" || name == "-h") {
-      o.help = true;
-      continue;
-    }
-    if (name == "--slow-clock") {
-      if (has_value) return Bad(name, value, "no value");
-      o.slow_clock = true;
-      continue;
-    }
-    static constexpr std::string_view kWithValue[] = {
-        "--buckets",      "--modes",  "--window", "--settle",
-        "--json",         "--server", "--top",    "--slow-clock-buckets",
-        "--start-timeout"};
-    bool known = false;
-    for (std::string_view k : kWithValue) known = known || k == name;
-    if (!known)
-      return absl::InvalidArgumentError(absl::StrCat("unknown option \"", std::string(arg), "\""));
-    if (!has_value) {
-      if (i + 1 >= argc) {
-        return absl::InvalidArgumentError(absl::StrCat(std::string(name), " needs a value"));
-      }
-      value = argv[++i];
-    }
-    absl::Status s;
-    if (name == "--buckets") {
-      s = ParseBuckets(value, o.buckets);
-    } else if (name == "--modes") {
-      s = ParseModes(value, o.modes);
-    } else if (name == "--window") {
-      s = ParseSeconds(name, value, /*allow_zero=*/false, o.window_s);
-    } else if (name == "--settle") {
-      s = ParseSeconds(name, value, /*allow_zero=*/true, o.settle_s);
-    } else if (name == "--start-timeout") {
-      s = ParseSeconds(name, value, /*allow_zero=*/false, o.start_timeout_s);
-    } else if (name == "--top") {
-      s = ParseUnsigned(name, value, 0, o.top_threads);
-    } else if (name == "--slow-clock-buckets") {
-      s = ParseUnsigned(name, value, 1, o.slow_clock_buckets);
-    } else if (name == "--json" || name == "--server") {
-      if (value.empty()) s = Bad(name, value, "a path");
-      (name == "--json" ? o.json_path : o.server_path) = std::string(value);
-    }
-    if (!s.ok()) return s;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  absl::StatusOr<server::CommandLine> line = server::parseFlags(args, kFlagsFile);
+  if (!line.ok()) return line.status();
+  if (!line->positional.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument \"", line->positional.front(), "\""));
   }
+  Options o;
+  o.help = line->help;
+
+  const std::vector<std::string> buckets = absl::GetFlag(FLAGS_buckets);
+  o.buckets.clear();
+  for (const std::string& item : buckets) {
+    const std::optional<unsigned> count = server::parseNumber<unsigned>(item, 1);
+    if (!count) break;
+    o.buckets.push_back(*count);
+  }
+  if (o.buckets.empty() || o.buckets.size() != buckets.size()) {
+    return Bad("--buckets", absl::StrJoin(buckets, ","),
+               "a comma-separated list of bucket counts ≥ 1");
+  }
+  o.modes = absl::GetFlag(FLAGS_modes);
+  if (o.modes.empty() || !std::all_of(o.modes.begin(), o.modes.end(), [](const std::string& m) {
+        return m == "polling" || m == "event-driven";
+      })) {
+    return Bad("--modes", absl::StrJoin(o.modes, ","),
+               "a comma-separated list of polling, event-driven");
+  }
+
+  o.window_s = absl::GetFlag(FLAGS_window);
+  o.settle_s = absl::GetFlag(FLAGS_settle);
+  o.start_timeout_s = absl::GetFlag(FLAGS_start_timeout);
+  for (const auto& [option, value, allow_zero] :
+       {std::tuple{"--window", o.window_s, false}, std::tuple{"--settle", o.settle_s, true},
+        std::tuple{"--start-timeout", o.start_timeout_s, false}}) {
+    if (absl::Status s = CheckSeconds(option, value, allow_zero); !s.ok()) return s;
+  }
+  o.json_path = absl::GetFlag(FLAGS_json);
+  if (o.json_path.empty()) return Bad("--json", "", "a path");
+  o.server_path = absl::GetFlag(FLAGS_server);
+  o.slow_clock = absl::GetFlag(FLAGS_slow_clock);
+  o.slow_clock_buckets = absl::GetFlag(FLAGS_slow_clock_buckets);
+  if (o.slow_clock_buckets == 0) {
+    return Bad("--slow-clock-buckets", "0", "an integer ≥ 1");
+  }
+  o.top_threads = absl::GetFlag(FLAGS_top);
   return o;
 }
 

@@ -4,7 +4,9 @@
 //            [--settle S] [--json PATH] [--server PATH] [--slow-clock]
 //            [--slow-clock-buckets N] [--top N] [--start-timeout S]
 //
-// Every option takes its value either as the next argument or after '='.
+// The flags are Abseil flags declared in options.cc and set by parseFlags
+// (server/command_line.h, which says the syntax: "--window 2" or
+// "--window=2"; lists are comma-separated).
 #pragma once
 
 #include <string>
@@ -28,14 +30,17 @@ struct Options {
   bool help = false;
 };
 
-// The usage text printed by --help and after a bad option.
+// The usage text printed by --help and after a bad option: every flag with
+// its default.
 std::string Usage();
 
-// Parses argv[1..argc). InvalidArgument naming the option and the value when
-// an option is unknown or lacks its value, a list is empty or has an empty
-// or non-numeric item, a bucket count is 0, a mode is not one of polling,
-// event-driven, a duration is not a number, the window or start timeout is
-// not positive, or the settle time is negative.
+// Parses argv[1..argc), starting from the flags' defaults every time.
+// InvalidArgument naming the option and the value when an option is unknown
+// or lacks its value, a list is empty or has an empty or non-numeric item, a
+// bucket count is 0, a mode is not one of polling, event-driven, a duration is
+// not a number, the window or start timeout is not positive, the settle time
+// is negative, or a positional argument is given. Not thread-safe (the flags
+// are global).
 absl::StatusOr<Options> ParseOptions(int argc, const char* const* argv);
 
 }  // namespace syncwrite::bench

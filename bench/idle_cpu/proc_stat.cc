@@ -1,13 +1,13 @@
 #include "bench/idle_cpu/proc_stat.h"
 
 #include <algorithm>
-#include <charconv>
-#include <fstream>
-#include <sstream>
-#include <system_error>
+#include <optional>
 
 #include <absl/status/status.h>
 #include <absl/strings/str_cat.h>
+
+#include "config/read_file.h"
+#include "server/parse_number.h"
 
 namespace syncwrite::bench {
 namespace {
@@ -19,11 +19,12 @@ constexpr size_t kUtimeField = 11;
 constexpr size_t kStimeField = 12;
 constexpr size_t kNumThreadsField = 17;
 
+// `s` as an Int into `out` (server::parseNumber's syntax); false if it is not one.
 template <typename Int>
 bool ParseInt(std::string_view s, Int& out) {
-  if (s.empty()) return false;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && end == s.data() + s.size();
+  const std::optional<Int> value = server::parseNumber<Int>(s);
+  if (value) out = *value;
+  return value.has_value();
 }
 
 std::vector<std::string_view> SplitSpaces(std::string_view s) {
@@ -41,17 +42,6 @@ std::vector<std::string_view> SplitSpaces(std::string_view s) {
 absl::Status Malformed(std::string_view text, std::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat("malformed /proc stat line (", std::string(why),
                                                  "): \"", std::string(text), "\""));
-}
-
-// The whole file, or NotFound when it cannot be opened (the task is gone).
-absl::StatusOr<std::string> ReadSmallFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  // A task that exits while being read yields an empty read.
-  if (in.bad()) return absl::NotFoundError(absl::StrCat("cannot read ", path.string()));
-  return text.str();
 }
 
 }  // namespace
@@ -91,7 +81,7 @@ absl::StatusOr<uint64_t> ParseSchedstatRuntime(std::string_view text) {
 }
 
 absl::StatusOr<ProcStat> ReadProcStat(int pid, const std::filesystem::path& proc_root) {
-  absl::StatusOr<std::string> text = ReadSmallFile(proc_root / std::to_string(pid) / "stat");
+  absl::StatusOr<std::string> text = config::readFile(proc_root / std::to_string(pid) / "stat");
   if (!text.ok()) return text.status();
   if (text->empty()) return absl::NotFoundError(absl::StrCat("process ", pid, " has exited"));
   return ParseProcStat(*text);
@@ -111,19 +101,19 @@ absl::StatusOr<std::vector<ThreadStat>> ListThreads(int pid,
     const std::string entry = it->path().filename().string();
     int tid = 0;
     if (!ParseInt(std::string_view(entry), tid)) continue;  // not a thread
-    absl::StatusOr<std::string> stat_text = ReadSmallFile(it->path() / "stat");
+    absl::StatusOr<std::string> stat_text = config::readFile(it->path() / "stat");
     if (!stat_text.ok() || stat_text->empty()) continue;  // exited since the listing
     absl::StatusOr<ProcStat> st = ParseProcStat(*stat_text);
     if (!st.ok()) return st.status();
     ThreadStat thread{tid, st->comm, st->ticks(), std::nullopt};
     // The comm file is the name pthread_setname_np wrote; the stat copy is the
     // fallback if the thread exits between the two reads.
-    absl::StatusOr<std::string> comm = ReadSmallFile(it->path() / "comm");
+    absl::StatusOr<std::string> comm = config::readFile(it->path() / "comm");
     if (comm.ok() && !comm->empty()) {
       if (comm->back() == '\n') comm->pop_back();
       thread.name = std::move(*comm);
     }
-    if (absl::StatusOr<std::string> sched = ReadSmallFile(it->path() / "schedstat");
+    if (absl::StatusOr<std::string> sched = config::readFile(it->path() / "schedstat");
         sched.ok() && !sched->empty()) {
       absl::StatusOr<uint64_t> ns = ParseSchedstatRuntime(*sched);
       if (!ns.ok()) return ns.status();

@@ -10,14 +10,14 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 #include <vector>
 
 #include <absl/strings/str_cat.h>
+
+#include "config/read_file.h"
+#include "server/parse_number.h"
 
 extern char** environ;
 
@@ -42,30 +42,15 @@ int MillisLeft(Clock::time_point deadline) {
   return left.count() > 0 ? static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)) : 0;
 }
 
-absl::StatusOr<std::string> ReadWholeFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 absl::StatusOr<uint16_t> ParsePortFile(std::string_view text) {
-  std::string_view digits = text;
-  while (!digits.empty() && (digits.back() == '\n' || digits.back() == ' ' ||
-                             digits.back() == '\r' || digits.back() == '\t')) {
-    digits.remove_suffix(1);
-  }
-  unsigned port = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
-  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || port == 0 ||
-      port > 65535) {
+  const std::optional<uint16_t> port = server::parseNumber<uint16_t>(text, 1);
+  if (!port) {
     return absl::InvalidArgumentError(
         absl::StrCat("port file holds \"", std::string(text), "\": expected a port 1..65535"));
   }
-  return static_cast<uint16_t>(port);
+  return *port;
 }
 
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
@@ -122,7 +107,7 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
 
   for (;;) {
     // Checked first: the file may have been written before the watch fired.
-    if (absl::StatusOr<std::string> text = ReadWholeFile(port_file); text.ok()) {
+    if (absl::StatusOr<std::string> text = config::readFile(port_file); text.ok()) {
       absl::StatusOr<uint16_t> port = ParsePortFile(*text);
       if (!port.ok()) return port.status();  // ~ServerProcess kills the child
       proc->port_ = *port;
@@ -202,7 +187,7 @@ void ServerProcess::KillAndReap() {
 }
 
 std::string ServerProcess::LogTail(size_t max_bytes) const {
-  absl::StatusOr<std::string> text = ReadWholeFile(log_file_);
+  absl::StatusOr<std::string> text = config::readFile(log_file_);
   if (!text.ok()) return "(no log)";
   if (text->size() > max_bytes) return "..." + text->substr(text->size() - max_bytes);
   return *text;

@@ -26,8 +26,9 @@
 
 namespace syncwrite::bench {
 
-// The port written in a port file: decimal digits, optionally followed by
-// whitespace. InvalidArgument quoting the text otherwise, or for 0 or >65535.
+// The port written in a port file: a number 1..65535 in server::parseNumber's
+// syntax (so surrounding whitespace, such as the final newline, is fine).
+// InvalidArgument quoting the text otherwise.
 absl::StatusOr<uint16_t> ParsePortFile(std::string_view text);
 
 class ServerProcess {

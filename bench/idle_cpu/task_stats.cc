@@ -1,21 +1,22 @@
 #include "bench/idle_cpu/task_stats.h"
 
-#include <charconv>
-#include <string_view>
-#include <system_error>
+#include <optional>
 
 #include <absl/status/status.h>
 #include <absl/strings/str_cat.h>
+
+#include "server/parse_number.h"
 
 namespace syncwrite::bench {
 namespace {
 
 absl::Status ParseCounter(const std::string& key, const std::string& value, uint64_t& out) {
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
-  if (value.empty() || ec != std::errc() || end != value.data() + value.size()) {
+  const std::optional<uint64_t> number = server::parseNumber<uint64_t>(value);
+  if (!number) {
     return absl::InvalidArgumentError(
         absl::StrCat("stat \"", key, "\" = \"", value, "\": expected a non-negative integer"));
   }
+  out = *number;
   return absl::OkStatus();
 }
 

@@ -11,10 +11,9 @@ namespace syncwrite::bench {
 
 absl::StatusOr<TaskStatsReader> TaskStatsReader::Connect(uint16_t port,
                                                          std::chrono::milliseconds timeout) {
-  server::protocol::ClientOptions options;
-  options.timeout = timeout;
-  absl::StatusOr<server::protocol::Client> client =
-      server::protocol::Client::connect("127.0.0.1", port, options);
+  // STAT "tasks" needs no bucket.
+  absl::StatusOr<server::protocol::Client> client = server::protocol::Client::connectToBucket(
+      "127.0.0.1", port, /*bucket=*/"", "idle_cpu", {.timeout = timeout});
   if (!client.ok()) return client.status();
   return TaskStatsReader(std::move(*client));
 }

@@ -18,7 +18,8 @@ namespace syncwrite::bench {
 
 class TaskStatsReader {
  public:
-  // Connects to 127.0.0.1:port; every later call is bounded by `timeout`.
+  // Connects to 127.0.0.1:port and says HELLO (Client::connectToBucket, no
+  // bucket); every later call is bounded by `timeout`.
   static absl::StatusOr<TaskStatsReader> Connect(uint16_t port, std::chrono::milliseconds timeout);
 
   // One STAT "tasks" round trip, parsed. Transport errors as the client's;

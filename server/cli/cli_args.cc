@@ -1,26 +1,35 @@
 #include "server/cli/cli_args.h"
 
-#include <charconv>
-
+#include <absl/flags/flag.h>
 #include <absl/strings/str_cat.h>
 
 #include "durability/level.h"
+#include "server/command_line.h"
+#include "server/parse_number.h"
 #include "server/protocol/vbucket_hash.h"
+
+// syncwrite-cli's flags. Global (ABSL_FLAG): only syncwrite-cli and its tests
+// link this file.
+ABSL_FLAG(std::string, host, "127.0.0.1", "server address");
+ABSL_FLAG(uint16_t, port, 11210, "server port, 0..65535");
+ABSL_FLAG(std::string, bucket, "default", "bucket to select");
+ABSL_FLAG(uint32_t, vbuckets, 1024, "vbuckets per bucket, 1..65536, to find the vbucket of a key");
+ABSL_FLAG(std::optional<uint16_t>, vbucket, std::nullopt,
+          "send key commands to this vbucket (0..65535) instead of the key's");
+ABSL_FLAG(std::string, durability, "",
+          "make set/add/replace/delete a SyncWrite: majority | majority_and_persist_on_master | "
+          "persist_to_majority, or a level byte 0..255 sent as given; empty or none: a plain "
+          "write");
+ABSL_FLAG(std::optional<uint16_t>, timeout, std::nullopt,
+          "durability timeout in ms with --durability, 0..65535 sent as given (the server "
+          "refuses 0 and 65535); none: the bucket's");
 
 namespace syncwrite::server::cli {
 
 namespace {
 
-// An unsigned number in [0, max], or an error naming `what`.
-absl::StatusOr<uint64_t> number(const std::string& text, uint64_t max, std::string_view what) {
-  uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value > max) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(std::string(what), " must be a number 0..", max, ", got \"", text, "\""));
-  }
-  return value;
-}
+// This file, whose flags are syncwrite-cli's (see parseFlags).
+constexpr char kFlagsFile[] = "server/cli/cli_args.cc";
 
 struct CommandName {
   std::string_view name;
@@ -49,82 +58,50 @@ uint16_t CliArgs::vbucketOfKey() const {
 }
 
 std::string usage() {
-  return R"(usage: syncwrite-cli [--host H] [--port N] [--bucket B] [--vbuckets N | --vbucket N]
-                     COMMAND [ARGS] [--durability LEVEL] [--timeout MS]
+  return flagsHelp(R"(usage: syncwrite-cli [flags] COMMAND [ARGS]   (flags may come anywhere)
 commands:
-  set KEY VALUE       store (also: add KEY VALUE, replace KEY VALUE)
-  get KEY             print the value
-  delete KEY          remove
-  stats [GROUP]       "" (general), durability, config, tasks
-  set-param KEY VALUE change a dynamic config key of the bucket
-  set-vbucket VB STATE  active | replica | pending | dead
-  version             the server's version
-options:
-  --host H            default 127.0.0.1
-  --port N            default 11210
-  --bucket B          default "default"
-  --vbuckets N        vbuckets per bucket, for the vbucket of a key (default 1024)
-  --vbucket N         send key commands to vbucket N instead
-  --durability LEVEL  majority | majority_and_persist_on_master | persist_to_majority
-  --timeout MS        durability timeout, 1..65534 ms (default: the bucket's)
-)";
+  set KEY VALUE         store (also: add KEY VALUE, replace KEY VALUE)
+  get KEY               print the value
+  delete KEY            remove
+  stats [GROUP]         "" (general), durability, config, tasks
+  set-param KEY VALUE   change a dynamic config key of the bucket
+  set-vbucket VB STATE  active | replica | pending | dead (or 1..4)
+  version               the server's version
+  help                  this text
+)",
+                   kFlagsFile);
 }
 
 absl::StatusOr<CliArgs> parseArgs(const std::vector<std::string>& args) {
+  absl::StatusOr<CommandLine> line = parseFlags(args, kFlagsFile);
+  if (!line.ok()) return line.status();
   CliArgs out;
-  std::vector<std::string> positional;
+  if (line->help) {
+    out.command = Command::kHelp;
+    return out;
+  }
+  const std::vector<std::string>& positional = line->positional;
+  out.host = absl::GetFlag(FLAGS_host);
+  out.port = absl::GetFlag(FLAGS_port);
+  out.bucket = absl::GetFlag(FLAGS_bucket);
+  out.vbuckets = absl::GetFlag(FLAGS_vbuckets);
+  if (out.vbuckets == 0 || out.vbuckets > 65536) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--vbuckets must be a number 1..65536, got ", out.vbuckets));
+  }
+  out.vbucket = absl::GetFlag(FLAGS_vbucket);
+  const std::optional<uint16_t> timeout = absl::GetFlag(FLAGS_timeout);
   std::optional<durability::Level> level;
-  std::optional<uint16_t> timeout;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "-h" || arg == "--help") {
-      out.command = Command::kHelp;
-      return out;
-    }
-    if (arg.size() < 2 || arg.substr(0, 2) != "--") {
-      positional.push_back(arg);
-      continue;
-    }
-    if (i + 1 >= args.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
-    }
-    const std::string& value = args[++i];
-    if (arg == "--host") {
-      out.host = value;
-    } else if (arg == "--port") {
-      auto port = number(value, 65535, "--port");
-      if (!port.ok()) return port.status();
-      out.port = static_cast<uint16_t>(*port);
-    } else if (arg == "--bucket") {
-      out.bucket = value;
-    } else if (arg == "--vbuckets") {
-      auto n = number(value, 65536, "--vbuckets");
-      if (!n.ok()) return n.status();
-      if (*n == 0) return absl::InvalidArgumentError("--vbuckets must be at least 1");
-      out.vbuckets = static_cast<uint32_t>(*n);
-    } else if (arg == "--vbucket") {
-      auto n = number(value, 65535, "--vbucket");
-      if (!n.ok()) return n.status();
-      out.vbucket = static_cast<uint16_t>(*n);
-    } else if (arg == "--durability") {
-      if (auto named = durability::levelFromString(value)) {
-        level = *named;
-      } else {
-        auto raw = number(value, 255, "--durability");
-        if (!raw.ok()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("--durability must be majority, majority_and_persist_on_master, "
-                           "persist_to_majority, none or a level byte 0..255, got \"",
-                           value, "\""));
-        }
-        level = static_cast<durability::Level>(*raw);
-      }
-    } else if (arg == "--timeout") {
-      auto ms = number(value, 65535, "--timeout");
-      if (!ms.ok()) return ms.status();
-      timeout = static_cast<uint16_t>(*ms);
+  if (const std::string text = absl::GetFlag(FLAGS_durability); !text.empty()) {
+    if (auto named = durability::levelFromString(text)) {
+      level = *named;
+    } else if (auto raw = parseNumber<uint8_t>(text)) {
+      level = static_cast<durability::Level>(*raw);
     } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown option ", arg));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--durability must be majority, majority_and_persist_on_master, "
+                       "persist_to_majority, none or a level byte 0..255, got \"",
+                       text, "\""));
     }
   }
 
@@ -156,14 +133,17 @@ absl::StatusOr<CliArgs> parseArgs(const std::vector<std::string>& args) {
     out.durability = protocol::DurabilitySpec{*level, timeout};
   }
   if (out.command == Command::kSetVbucket) {
-    auto vb = number(out.key, 65535, "set-vbucket VB");
-    if (!vb.ok()) return vb.status();
-    out.target_vbucket = static_cast<uint16_t>(*vb);
+    const std::optional<uint16_t> vb = parseNumber<uint16_t>(out.key);
+    if (!vb) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("set-vbucket VB must be a number 0..65535, got \"", out.key, "\""));
+    }
+    out.target_vbucket = *vb;
     if (auto state = protocol::vbucketStateFromString(out.value)) {
       out.state = *state;
-    } else if (auto numeric = number(out.value, 255, "set-vbucket STATE");
-               numeric.ok() && protocol::vbucketStateFromWire(static_cast<uint32_t>(*numeric))) {
-      out.state = *protocol::vbucketStateFromWire(static_cast<uint32_t>(*numeric));
+    } else if (auto wire = parseNumber<uint8_t>(out.value);
+               wire && protocol::vbucketStateFromWire(*wire)) {
+      out.state = *protocol::vbucketStateFromWire(*wire);
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "set-vbucket STATE must be active, replica, pending or dead (or 1..4), got \"", out.value,

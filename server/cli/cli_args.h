@@ -4,9 +4,10 @@
 //                 COMMAND ARGS... [--durability LEVEL] [--timeout MS]
 //
 // Commands: set/add/replace KEY VALUE, get KEY, delete KEY, stats [GROUP],
-// set-param KEY VALUE, set-vbucket VB STATE, version. Options may come before
-// or after the command. --durability and --timeout apply to set, add, replace
-// and delete. LEVEL is a config spelling ("majority",
+// set-param KEY VALUE, set-vbucket VB STATE, version. The flags are Abseil
+// flags declared in cli_args.cc and set by parseFlags (server/command_line.h,
+// which says the syntax); they may come before or after the command. --durability and --timeout
+// apply to set, add, replace and delete. LEVEL is a config spelling ("majority",
 // "majority_and_persist_on_master", "persist_to_majority"; "none" = not
 // durable) or a raw byte 0..255 (to see how the server answers a bad one);
 // MS is 0..65535, sent as given (0 and 65535 are refused by the server).
@@ -54,11 +55,12 @@ struct CliArgs {
   uint16_t vbucketOfKey() const;
 };
 
-// Parses argv[1..argc). An error names the offending argument and what was
-// expected; the caller prints it with the usage and exits 2.
+// Parses argv[1..argc), starting from the flags' defaults every time. An
+// error names the offending argument and what was expected; the caller prints
+// it with the usage and exits 2. Not thread-safe (the flags are global).
 absl::StatusOr<CliArgs> parseArgs(const std::vector<std::string>& args);
 
-// The usage text.
+// The usage text: the commands, then every flag with its default.
 std::string usage();
 
 }  // namespace syncwrite::server::cli

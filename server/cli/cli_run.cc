@@ -10,11 +10,7 @@ namespace syncwrite::server::cli {
 namespace {
 
 using protocol::Client;
-using protocol::Feature;
 using protocol::Response;
-
-constexpr Feature kFeatures[] = {Feature::kXerror, Feature::kSelectBucket,
-                                 Feature::kAltRequestSupport, Feature::kSyncReplication};
 
 std::string casText(uint64_t cas) { return absl::StrCat("0x", absl::Hex(cas)); }
 
@@ -63,10 +59,13 @@ int run(const CliArgs& args, std::ostream& out, std::ostream& err, std::chrono::
     out << usage();
     return kExitOk;
   }
-  absl::StatusOr<Client> connected = Client::connect(args.host, args.port, {.timeout = wait});
+  // VERSION needs no bucket.
+  const std::string_view bucket = args.command == Command::kVersion ? "" : args.bucket;
+  absl::StatusOr<Client> connected =
+      Client::connectToBucket(args.host, args.port, bucket, "syncwrite-cli", {.timeout = wait});
   if (!connected.ok()) {
     err << describeTransportError(connected.status()) << "\n";
-    return kExitNoAnswer;
+    return absl::IsNotFound(connected.status()) ? kExitServerError : kExitNoAnswer;
   }
   Client& client = *connected;
   const std::string where = absl::StrCat(args.host, ":", args.port);
@@ -74,20 +73,6 @@ int run(const CliArgs& args, std::ostream& out, std::ostream& err, std::chrono::
     err << where << ": " << describeTransportError(status) << "\n";
     return kExitNoAnswer;
   };
-
-  if (auto hello = client.hello(kFeatures, "syncwrite-cli"); !hello.ok()) {
-    return lost(hello.status());
-  }
-  if (args.command != Command::kVersion) {
-    absl::StatusOr<Response> selected = client.selectBucket(args.bucket);
-    if (!selected.ok()) return lost(selected.status());
-    if (!selected->ok()) {
-      const std::string context = selected->errorContext();
-      err << "no bucket \"" << args.bucket << "\": " << protocol::describe(selected->status)
-          << (context.empty() ? "" : " (server: " + context + ")") << "\n";
-      return kExitServerError;
-    }
-  }
 
   if (args.command == Command::kStats) {
     absl::StatusOr<protocol::StatsReply> stats = client.stats(args.key);

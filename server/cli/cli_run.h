@@ -1,5 +1,5 @@
-// Runs one syncwrite-cli command against a server: connect, HELLO,
-// SELECT_BUCKET, the command. Results go to `out`, failure lines to `err`.
+// Runs one syncwrite-cli command against a server: Client::connectToBucket
+// (connect, HELLO, SELECT_BUCKET), then the command. Results go to `out`, failure lines to `err`.
 #pragma once
 
 #include <chrono>

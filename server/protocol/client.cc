@@ -179,6 +179,31 @@ absl::StatusOr<Client> Client::connect(std::string_view host, uint16_t port,
   return Client(std::move(impl));
 }
 
+absl::StatusOr<Client> Client::connectToBucket(std::string_view host, uint16_t port,
+                                               std::string_view bucket, std::string_view agent,
+                                               ClientOptions options) {
+  absl::StatusOr<Client> client = connect(host, port, options);
+  if (!client.ok()) return client.status();
+  const std::string where = absl::StrCat(std::string(host), ":", port);
+  auto located = [&](const absl::Status& status) {
+    return absl::Status(status.code(), absl::StrCat(where, ": ", status.message()));
+  };
+  if (auto hello = client->hello(kClientFeatures, agent); !hello.ok()) {
+    return located(hello.status());
+  }
+  if (bucket.empty()) return client;
+  absl::StatusOr<Response> selected = client->selectBucket(bucket);
+  if (!selected.ok()) return located(selected.status());
+  if (!selected->ok()) {
+    const std::string context = selected->errorContext();
+    return absl::NotFoundError(
+        absl::StrCat(where, ": no bucket \"", std::string(bucket),
+                     "\": ", std::string(describe(selected->status)),
+                     context.empty() ? "" : absl::StrCat(" (server: ", context, ")")));
+  }
+  return client;
+}
+
 uint32_t Client::nextOpaque() noexcept {
   if (++impl_->last_opaque == 0) ++impl_->last_opaque;
   return impl_->last_opaque;
@@ -232,18 +257,20 @@ std::vector<Response> Client::takeStrayResponses() {
   return out;
 }
 
-absl::StatusOr<Response> Client::roundTrip(std::string_view request, uint32_t opaque) {
+absl::StatusOr<Response> Client::call(
+    absl::FunctionRef<void(std::string& out, uint32_t opaque)> encode) {
+  std::string bytes;
+  const uint32_t opaque = nextOpaque();
+  encode(bytes, opaque);
   const auto deadline = impl_->deadline();
-  if (auto status = impl_->write(request, deadline); !status.ok()) return status;
+  if (auto status = impl_->write(bytes, deadline); !status.ok()) return status;
   return impl_->readMatching(opaque, deadline);
 }
 
 absl::StatusOr<std::vector<Feature>> Client::hello(std::span<const Feature> features,
                                                    std::string_view agent) {
-  std::string bytes;
-  const uint32_t opaque = nextOpaque();
-  appendHello(bytes, opaque, agent, features);
-  absl::StatusOr<Response> response = roundTrip(bytes, opaque);
+  absl::StatusOr<Response> response =
+      call([&](std::string& out, uint32_t opaque) { appendHello(out, opaque, agent, features); });
   if (!response.ok()) return response.status();
   if (!response->ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -253,25 +280,18 @@ absl::StatusOr<std::vector<Feature>> Client::hello(std::span<const Feature> feat
 }
 
 absl::StatusOr<Response> Client::selectBucket(std::string_view bucket) {
-  std::string bytes;
-  const uint32_t opaque = nextOpaque();
-  appendSelectBucket(bytes, opaque, bucket);
-  return roundTrip(bytes, opaque);
+  return call([&](std::string& out, uint32_t opaque) { appendSelectBucket(out, opaque, bucket); });
 }
 
 absl::StatusOr<Response> Client::get(uint16_t vbucket, std::string_view key) {
-  std::string bytes;
-  const uint32_t opaque = nextOpaque();
-  appendGet(bytes, opaque, vbucket, key);
-  return roundTrip(bytes, opaque);
+  return call([&](std::string& out, uint32_t opaque) { appendGet(out, opaque, vbucket, key); });
 }
 
 absl::StatusOr<Response> Client::store(Opcode opcode, uint16_t vbucket, std::string_view key,
                                        std::string_view value, const MutationOptions& options) {
-  std::string bytes;
-  const uint32_t opaque = nextOpaque();
-  appendStore(bytes, opcode, opaque, vbucket, key, value, options);
-  return roundTrip(bytes, opaque);
+  return call([&](std::string& out, uint32_t opaque) {
+    appendStore(out, opcode, opaque, vbucket, key, value, options);
+  });
 }
 
 absl::StatusOr<Response> Client::set(uint16_t vbucket, std::string_view key, std::string_view value,
@@ -291,31 +311,21 @@ absl::StatusOr<Response> Client::replace(uint16_t vbucket, std::string_view key,
 
 absl::StatusOr<Response> Client::del(uint16_t vbucket, std::string_view key,
                                      const MutationOptions& options) {
-  std::string bytes;
-  const uint32_t opaque = nextOpaque();
-  appendDelete(bytes, opaque, vbucket, key, options);
-  return roundTrip(bytes, opaque);
+  return call(
+      [&](std::string& out, uint32_t opaque) { appendDelete(out, opaque, vbucket, key, options); });
 }
 
 absl::StatusOr<Response> Client::noop() {
-  std::string bytes;
-  const uint32_t opaque = nextOpaque();
-  appendSimple(bytes, Opcode::kNoop, opaque);
-  return roundTrip(bytes, opaque);
+  return call([&](std::string& out, uint32_t opaque) { appendSimple(out, Opcode::kNoop, opaque); });
 }
 
 absl::StatusOr<Response> Client::version() {
-  std::string bytes;
-  const uint32_t opaque = nextOpaque();
-  appendSimple(bytes, Opcode::kVersion, opaque);
-  return roundTrip(bytes, opaque);
+  return call(
+      [&](std::string& out, uint32_t opaque) { appendSimple(out, Opcode::kVersion, opaque); });
 }
 
 absl::StatusOr<Response> Client::quit() {
-  std::string bytes;
-  const uint32_t opaque = nextOpaque();
-  appendSimple(bytes, Opcode::kQuit, opaque);
-  return roundTrip(bytes, opaque);
+  return call([&](std::string& out, uint32_t opaque) { appendSimple(out, Opcode::kQuit, opaque); });
 }
 
 std::optional<std::string> StatsReply::find(std::string_view key) const {
@@ -348,24 +358,17 @@ absl::StatusOr<StatsReply> Client::stats(std::string_view group) {
 
 absl::StatusOr<Response> Client::setParam(ParamType type, std::string_view key,
                                           std::string_view value) {
-  std::string bytes;
-  const uint32_t opaque = nextOpaque();
-  appendSetParam(bytes, opaque, type, key, value);
-  return roundTrip(bytes, opaque);
+  return call(
+      [&](std::string& out, uint32_t opaque) { appendSetParam(out, opaque, type, key, value); });
 }
 
 absl::StatusOr<Response> Client::setVbucketState(uint16_t vbucket, VbucketState state) {
-  std::string bytes;
-  const uint32_t opaque = nextOpaque();
-  appendSetVbucket(bytes, opaque, vbucket, state);
-  return roundTrip(bytes, opaque);
+  return call(
+      [&](std::string& out, uint32_t opaque) { appendSetVbucket(out, opaque, vbucket, state); });
 }
 
 absl::StatusOr<Response> Client::dcpOpen(std::string_view name, uint32_t flags) {
-  std::string bytes;
-  const uint32_t opaque = nextOpaque();
-  appendDcpOpen(bytes, opaque, name, flags);
-  return roundTrip(bytes, opaque);
+  return call([&](std::string& out, uint32_t opaque) { appendDcpOpen(out, opaque, name, flags); });
 }
 
 absl::Status Client::seqnoAck(uint16_t vbucket, uint64_t prepared_seqno) {

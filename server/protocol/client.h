@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include <absl/functional/function_ref.h>
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
 
@@ -44,6 +45,12 @@
 #include "server/protocol/response.h"
 
 namespace syncwrite::server::protocol {
+
+// What our clients ask for in HELLO: extended errors, SELECT_BUCKET, frame
+// infos (for durability) and synchronous replication.
+inline constexpr Feature kClientFeatures[] = {Feature::kXerror, Feature::kSelectBucket,
+                                              Feature::kAltRequestSupport,
+                                              Feature::kSyncReplication};
 
 struct ClientOptions {
   // Bound on connect and on each call (send + reading its whole answer).
@@ -70,6 +77,15 @@ class Client {
   // kUnavailable "cannot connect to HOST:PORT: <reason>", kDeadlineExceeded.
   static absl::StatusOr<Client> connect(std::string_view host, uint16_t port,
                                         ClientOptions options = {});
+
+  // The start of every session: connect(), HELLO with kClientFeatures and
+  // `agent`, then SELECT_BUCKET `bucket` unless it is empty. Errors: those of
+  // connect() as they are; after it, the failing step's prefixed with
+  // "HOST:PORT: ", and kNotFound "HOST:PORT: no bucket \"B\": <status
+  // description> (server: <context>)" when the server refuses the bucket.
+  static absl::StatusOr<Client> connectToBucket(std::string_view host, uint16_t port,
+                                                std::string_view bucket, std::string_view agent,
+                                                ClientOptions options = {});
 
   Client(Client&&) noexcept;
   Client& operator=(Client&&) noexcept;
@@ -149,7 +165,9 @@ class Client {
  private:
   struct Impl;
   explicit Client(std::unique_ptr<Impl> impl);
-  absl::StatusOr<Response> roundTrip(std::string_view request, uint32_t opaque);
+  // One request and its answer: `encode` appends the request with the opaque
+  // it is given; the answer is the response with that opaque.
+  absl::StatusOr<Response> call(absl::FunctionRef<void(std::string& out, uint32_t opaque)> encode);
   absl::StatusOr<Response> store(Opcode opcode, uint16_t vbucket, std::string_view key,
                                  std::string_view value, const MutationOptions& options);
 
