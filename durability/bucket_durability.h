@@ -21,6 +21,14 @@
 // past, so none is aborted early. The other dynamic keys (interval, default
 // timeout, min level, max_vbucket_visit_duration) also take effect at once.
 //
+// Memory: on top of the vbucket's own (vbucket_map.h), an idle active vbucket
+// costs 1,513 bytes of requested heap in event-driven mode (1,549,610 for
+// 1024: its monitor, whose empty deque of tracked writes already allocates
+// its map and first block, the topology and acks it keeps, and its sleeping
+// timeout task) and 1,218 in polling mode (1,247,925 for 1024, the one
+// polling task included). g++ 12, libstdc++, x86-64; tests/idle_memory_test.cc
+// counts it and fails when the figure changes.
+//
 // Vbucket state changes are followed with state listeners: a vbucket that
 // leaves active answers its in-flight writes ambiguous (kLeftActive) and, in
 // event-driven mode, loses its timeout task; one that becomes active gets one.

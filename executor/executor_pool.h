@@ -30,8 +30,9 @@
 //    ring: no mutex between schedule() or wake() and the worker.
 //
 // Threads: the NonIO workers (NonIoPool0, …) run tasks; one more thread,
-// NonIoTimer, runs a boost::asio io_context that owns one steady_timer per
-// sleeping task and never runs task code.
+// NonIoTimer, runs a boost::asio io_context holding a deadline map of the
+// sleeping tasks and one steady_timer armed for its earliest entry
+// (timer_thread.h), and never runs task code.
 //
 // Semantics every implementation must keep (pinned by tests/executor_test):
 //  - a task never runs concurrently with itself;
