@@ -44,7 +44,7 @@ class ReplicationTopology {
   static absl::StatusOr<ReplicationTopology> create(std::vector<ReplicationChain> chains);
 
   // From kv_engine's JSON shape: [["active", "replica1", null], [...]].
-  static absl::StatusOr<ReplicationTopology> fromJson(const nlohmann::json& chains);
+  static absl::StatusOr<ReplicationTopology> fromJson(const nlohmann::json& json);
 
   const std::vector<ReplicationChain>& chains() const noexcept { return chains_; }
   const std::string& active() const noexcept { return chains_.front().active; }

@@ -55,7 +55,8 @@ absl::StatusOr<CommandLine> parseFlags(std::span<const std::string> args,
   for (size_t i = 0; i < args.size(); ++i) {
     absl::string_view arg = args[i];
     if (arg == "--") {
-      out.positional.insert(out.positional.end(), args.begin() + i + 1, args.end());
+      out.positional.insert(out.positional.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                            args.end());
       break;
     }
     if (arg == "-h" || arg == "--help") {

@@ -148,7 +148,7 @@ void Server::doAccept() {
 }
 
 void Server::onAccepted(const boost::system::error_code& error,
-                        std::shared_ptr<boost::asio::ip::tcp::socket> socket) {
+                        const std::shared_ptr<boost::asio::ip::tcp::socket>& socket) {
   if (!acceptor_.is_open() || error == boost::asio::error::operation_aborted) return;
   if (error) {
     // E.g. out of file descriptors: say so, and try again a little later

@@ -72,7 +72,7 @@ class Server {
   absl::Status listen(const ServerOptions& options);
   void doAccept();
   void onAccepted(const boost::system::error_code& error,
-                  std::shared_ptr<boost::asio::ip::tcp::socket> socket);
+                  const std::shared_ptr<boost::asio::ip::tcp::socket>& socket);
   void onConnectionClosed(Connection* connection);
   void shutdown();
 

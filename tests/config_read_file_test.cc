@@ -21,7 +21,7 @@ std::filesystem::path tempPath(const std::string& name) {
 TEST(ReadFile, ReturnsEveryByteIncludingNulsAndALargeTail) {
   const auto path = tempPath("read_file_bytes");
   std::string bytes("a\0b\n", 4);
-  bytes += std::string(200 * 1024, 'x');  // more than one read
+  bytes += std::string(size_t{200} * 1024, 'x');  // more than one read
   std::ofstream(path, std::ios::binary) << bytes;
   absl::StatusOr<std::string> text = readFile(path);
   ASSERT_TRUE(text.ok()) << text.status();

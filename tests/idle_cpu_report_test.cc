@@ -24,7 +24,7 @@ ScenarioResult Result(const std::string& group, const std::string& mode, unsigne
                        CpuSample{ticks, {ThreadStat{1, "NonIoPool0", ticks, ns}}}, 100, 10);
   r.timeout_task_runs = mode == "polling" ? 400 * buckets : 0;
   r.stats_window_s = 10;
-  r.timeout_task_runs_per_s = r.timeout_task_runs / 10.0;
+  r.timeout_task_runs_per_s = static_cast<double>(r.timeout_task_runs) / 10.0;
   r.timeout_tasks = mode == "polling" ? buckets : 1024 * buckets;
   r.executor_nonio_threads = 2;
   return r;

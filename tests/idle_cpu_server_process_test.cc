@@ -30,7 +30,7 @@ class ServerProcessTest : public ::testing::Test {
 
   // A fake server: `body` runs with $6 = the port file path.
   std::filesystem::path Script(const std::string& body) {
-    const std::filesystem::path path = dir_ / "server.sh";
+    std::filesystem::path path = dir_ / "server.sh";
     std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
     chmod(path.c_str(), 0755);
     return path;

@@ -16,13 +16,13 @@ using durability::Level;
 using protocol::Status;
 using ::testing::HasSubstr;
 
-CliArgs parseOk(std::vector<std::string> args) {
+CliArgs parseOk(const std::vector<std::string>& args) {
   absl::StatusOr<CliArgs> parsed = parseArgs(args);
   EXPECT_TRUE(parsed.ok()) << parsed.status();
   return parsed.ok() ? *parsed : CliArgs{};
 }
 
-std::string parseError(std::vector<std::string> args) {
+std::string parseError(const std::vector<std::string>& args) {
   absl::StatusOr<CliArgs> parsed = parseArgs(args);
   EXPECT_FALSE(parsed.ok());
   return parsed.ok() ? "" : std::string(parsed.status().message());

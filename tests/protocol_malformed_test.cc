@@ -90,7 +90,7 @@ TEST_F(MalformedRequestTest, DurabilityFrameOnANonMutationIsEinval) {
 }
 
 TEST_F(MalformedRequestTest, DurabilityFrameOfWrongLengthIsEinval) {
-  for (std::string data : {std::string(""), bytesOf({1, 0}), bytesOf({1, 0, 1, 0})}) {
+  for (const std::string& data : {std::string(""), bytesOf({1, 0}), bytesOf({1, 0, 1, 0})}) {
     std::string frames;
     appendFrameInfo(frames, 1, data);
     const ParseResult r = parse(setWithFrames(frames));

@@ -23,7 +23,7 @@ std::string withContext(std::string_view base, const std::string& context) {
 }  // namespace
 
 std::string describeFailure(const CliArgs& args, const protocol::Response& response) {
-  const std::string context = response.errorContext();
+  std::string context = response.errorContext();
   switch (response.status) {
     case Status::kSyncWriteAmbiguous: {
       // A timeout is the usual cause; the server's context names any other

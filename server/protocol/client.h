@@ -56,7 +56,7 @@ struct ClientOptions {
   // Bound on connect and on each call (send + reading its whole answer).
   std::chrono::milliseconds timeout{30'000};
   // Largest response body accepted; a bigger one is kDataLoss.
-  size_t max_packet_size = 64 * 1024 * 1024;
+  size_t max_packet_size = size_t{64} * 1024 * 1024;
 };
 
 // A STAT answer: the stats in the order the server sent them, or the error

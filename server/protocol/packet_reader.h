@@ -51,7 +51,7 @@ class PacketReader {
 
   // `max_packet_size` bounds the body (framing extras + extras + key + value),
   // as the server's max_packet_size config key does.
-  explicit PacketReader(Direction direction, size_t max_packet_size = 20 * 1024 * 1024);
+  explicit PacketReader(Direction direction, size_t max_packet_size = size_t{20} * 1024 * 1024);
 
   // Copies `bytes` to the end of the buffer.
   void feed(std::string_view bytes);
@@ -59,7 +59,7 @@ class PacketReader {
   // Zero-copy alternative to feed(): a writable region of at least
   // `min_size` bytes at the end of the buffer; read into it, then commit()
   // the number of bytes actually written.
-  std::span<char> prepare(size_t min_size = 16 * 1024);
+  std::span<char> prepare(size_t min_size = size_t{16} * 1024);
   void commit(size_t written);
 
   // The next complete packet, or why there is none. O(1) apart from the
