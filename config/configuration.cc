@@ -64,7 +64,7 @@ absl::Status Configuration::loadJson(const nlohmann::json& object) {
     if (!stored.ok()) return stored.status();
     accepted.emplace_back(key, *std::move(stored));
   }
-  std::unique_lock lock(values_mutex_);
+  base::WriterMutexLock lock(values_mutex_);
   for (auto& [key, value] : accepted) {
     values_.find(key)->second = std::move(value);
   }
@@ -84,9 +84,9 @@ absl::Status Configuration::set(std::string_view key, const nlohmann::json& valu
   if (!stored.ok()) return stored.status();
   const nlohmann::json& new_value = *stored;
 
-  std::lock_guard notify(notify_mutex_);
+  base::RecursiveMutexLock notify(notify_mutex_);
   {
-    std::unique_lock lock(values_mutex_);
+    base::WriterMutexLock lock(values_mutex_);
     nlohmann::json& current = values_.find(key)->second;
     if (current == new_value) return absl::OkStatus();
     current = new_value;
@@ -121,7 +121,7 @@ absl::Status Configuration::setFromText(std::string_view key, std::string_view t
 nlohmann::json Configuration::get(std::string_view key) const {
   absl::StatusOr<const KeySpec*> spec = lookup(key);
   if (!spec.ok()) throw std::invalid_argument(std::string(spec.status().message()));
-  std::shared_lock lock(values_mutex_);
+  base::ReaderMutexLock lock(values_mutex_);
   return values_.find(key)->second;
 }
 
@@ -138,30 +138,30 @@ const KeySpec& Configuration::specForRead(std::string_view key, ValueType want1,
 
 bool Configuration::getBool(std::string_view key) const {
   specForRead(key, ValueType::kBool, ValueType::kBool);
-  std::shared_lock lock(values_mutex_);
+  base::ReaderMutexLock lock(values_mutex_);
   return values_.find(key)->second.get<bool>();
 }
 
 uint64_t Configuration::getUnsigned(std::string_view key) const {
   specForRead(key, ValueType::kUnsigned, ValueType::kUnsigned);
-  std::shared_lock lock(values_mutex_);
+  base::ReaderMutexLock lock(values_mutex_);
   return values_.find(key)->second.get<uint64_t>();
 }
 
 std::chrono::milliseconds Configuration::getDuration(std::string_view key) const {
   specForRead(key, ValueType::kDurationMs, ValueType::kDurationMs);
-  std::shared_lock lock(values_mutex_);
+  base::ReaderMutexLock lock(values_mutex_);
   return std::chrono::milliseconds(values_.find(key)->second.get<uint64_t>());
 }
 
 std::string Configuration::getString(std::string_view key) const {
   specForRead(key, ValueType::kString, ValueType::kEnum);
-  std::shared_lock lock(values_mutex_);
+  base::ReaderMutexLock lock(values_mutex_);
   return values_.find(key)->second.get<std::string>();
 }
 
 nlohmann::json Configuration::toJson() const {
-  std::shared_lock lock(values_mutex_);
+  base::ReaderMutexLock lock(values_mutex_);
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [key, value] : values_) out[key] = value;
   return out;
@@ -170,14 +170,14 @@ nlohmann::json Configuration::toJson() const {
 Configuration::ListenerId Configuration::addListener(std::string_view key, Listener fn) {
   absl::StatusOr<const KeySpec*> spec = lookup(key);
   if (!spec.ok()) throw std::invalid_argument(std::string(spec.status().message()));
-  std::lock_guard notify(notify_mutex_);
+  base::RecursiveMutexLock notify(notify_mutex_);
   const ListenerId id = next_listener_id_++;
   listeners_.emplace(id, Registration{std::string(key), std::make_shared<Listener>(std::move(fn))});
   return id;
 }
 
 bool Configuration::removeListener(ListenerId id) {
-  std::lock_guard notify(notify_mutex_);
+  base::RecursiveMutexLock notify(notify_mutex_);
   return listeners_.erase(id) == 1;
 }
 

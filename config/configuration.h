@@ -34,14 +34,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 
 #include <absl/status/status.h>
 #include <nlohmann/json.hpp>
 
+#include "base/mutex.h"
 #include "config/schema.h"
 
 namespace syncwrite::config {
@@ -102,18 +101,19 @@ class Configuration {
   const Schema& schema_;
   const Scope scope_;
 
-  mutable std::shared_mutex values_mutex_;
-  std::map<std::string, nlohmann::json, std::less<>> values_;
-
   // Held while listeners run (serialises set() and orders removeListener()
   // after a running notification); recursive so listeners may call back in.
-  std::recursive_mutex notify_mutex_;
+  base::RecursiveMutex notify_mutex_ ABSL_ACQUIRED_BEFORE(values_mutex_);
+
+  mutable base::SharedMutex values_mutex_;
+  std::map<std::string, nlohmann::json, std::less<>> values_ ABSL_GUARDED_BY(values_mutex_);
+
   struct Registration {
     std::string key;
     std::shared_ptr<Listener> fn;
   };
-  std::map<ListenerId, Registration> listeners_;  // guarded by notify_mutex_
-  ListenerId next_listener_id_ = 1;               // guarded by notify_mutex_
+  std::map<ListenerId, Registration> listeners_ ABSL_GUARDED_BY(notify_mutex_);
+  ListenerId next_listener_id_ ABSL_GUARDED_BY(notify_mutex_) = 1;
 };
 
 }  // namespace syncwrite::config

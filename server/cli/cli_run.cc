@@ -60,7 +60,10 @@ int run(const CliArgs& args, std::ostream& out, std::ostream& err, std::chrono::
     return kExitOk;
   }
   // VERSION needs no bucket.
-  const std::string_view bucket = args.command == Command::kVersion ? "" : args.bucket;
+  // Both arms are views: with a string literal on one side the conditional
+  // would build a temporary std::string and the view would dangle.
+  const std::string_view bucket =
+      args.command == Command::kVersion ? std::string_view() : std::string_view(args.bucket);
   absl::StatusOr<Client> connected =
       Client::connectToBucket(args.host, args.port, bucket, "syncwrite-cli", {.timeout = wait});
   if (!connected.ok()) {
