@@ -57,7 +57,9 @@ class Bucket {
 
   // BucketDurability::write(); for an accepted SyncWrite (kPending) it then
   // reports the prepare persisted locally and tells each simulated replica.
-  // `completion` may run before this returns (on another thread).
+  // `completion` may run before this returns: on another thread, or on this
+  // one when that local persistence completes the write (a chain with no
+  // replica, a level that needs persistence on the active).
   durability::WriteResult write(vbucket::Vbid vbid, durability::WriteRequest request,
                                 durability::Completion completion);
 

@@ -1,6 +1,6 @@
 // Logging for syncwrite-server: one line per event on stderr.
 //
-//   2024-05-01T12:00:00.123Z syncwrite-server: bucket "default" created (1024 vbuckets, ...)
+//   2024-05-01T12:00:00.123Z syncwrite-server: bucket "default" created: 1024 active vbuckets, ...
 //
 // Each line is written with one write(2) call, so lines from different threads
 // never interleave. Events worth a line: start (with where it listens), each

@@ -64,8 +64,8 @@ absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document);
 // position) for malformed JSON.
 absl::StatusOr<ServerConfig> loadServerConfigText(std::string_view text);
 // As above from a file read with config::readFile: its error when the file
-// cannot be read (NotFound naming the path when missing). Errors are prefixed
-// with the path.
+// cannot be read (NotFound naming the path when missing). Other errors are
+// prefixed with the path.
 absl::StatusOr<ServerConfig> loadServerConfigFile(const std::filesystem::path& path);
 
 }  // namespace syncwrite::server

@@ -8,7 +8,9 @@
 //
 // One steady_timer per replica, not per write: the delay is the same for
 // every prepare, so due times arrive in order and a FIFO of (due, vbid,
-// seqno) with the timer armed for its head is enough. When the timer fires it
+// seqno) with the timer armed for its head is enough. (Two threads' calls
+// can reach the strand in the other order than they read the clock; the
+// entry behind is then acknowledged that much late, never early.) When the timer fires it
 // acknowledges every entry that is due, keeping only the highest seqno per
 // vbucket (acks are cumulative, so this loses nothing). The FIFO and the
 // timer live on a strand of the server's io_context, so the acks run on the

@@ -37,7 +37,8 @@ namespace syncwrite::server {
 using StatList = std::vector<std::pair<std::string, std::string>>;
 
 // The stats of `group`. NotFound for an unknown group; FailedPrecondition
-// ("no bucket selected") for "durability" or "config" with `selected` null.
+// (saying to send SELECT_BUCKET first) for "durability" or "config" with
+// `selected` null.
 absl::StatusOr<StatList> collectStats(const ServerContext& context, Bucket* selected,
                                       std::string_view group);
 

@@ -133,6 +133,25 @@ TEST(ServerProcess, ABodyOverMaxPacketSizeIsAnsweredTooBigAndClosed) {
   EXPECT_TRUE(client.waitForClose().ok());
 }
 
+// docs/protocol.md: a request CAS is refused NotSupported, and flags are
+// accepted but not kept (GET answers 0).
+TEST(ServerProcess, ARequestCasIsNotSupportedAndFlagsAreNotKept) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start());
+  auto client = server.connect();
+  auto with_cas = client.set(3, "k", "v", {.cas = 5});
+  ASSERT_TRUE(with_cas.ok()) << with_cas.status();
+  EXPECT_EQ(with_cas->status, Status::kNotSupported);
+  auto stored = client.set(3, "k", "v", {.flags = 7});
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->status, Status::kSuccess);
+  auto got = client.get(3, "k");
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->status, Status::kSuccess);
+  EXPECT_EQ(got->value, "v");
+  EXPECT_EQ(got->extras, std::string(4, '\0'));
+}
+
 TEST(ServerProcess, DataCommandsNeedASelectedBucketButTaskStatsDoNot) {
   ServerProcess server;
   ASSERT_TRUE(server.start());

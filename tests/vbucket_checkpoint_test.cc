@@ -89,6 +89,7 @@ TEST(CheckpointManager, CursorReadsInOrderAcrossCheckpoints) {
   queueN(m, 1);
   EXPECT_THAT(seqnosOf(m.readItems("dcp")), ElementsAre(11));
   EXPECT_THROW(m.readItems("nobody"), std::invalid_argument);
+  EXPECT_THROW(m.itemsRemaining("nobody"), std::invalid_argument);
 }
 
 TEST(CheckpointManager, ExpelNeverRemovesWhatASlowCursorHasNotRead) {

@@ -75,8 +75,8 @@ enum class ExpelMethod { kSplice, kCopy };
 // items, finds its state on lines the reader and the writer keep warm:
 //   line 0: the mutex and the checkpoint list — every call takes the lock;
 //           queue and expel read the list;
-//   line 1: the cursor map, which every read searches, and the head of the
-//           cursors' list, which expel walks;
+//   line 1: the cursor map, which every read searches, the head of the
+//           cursors' list, which expel walks, and the next checkpoint id;
 //   then:   the lock-free seqno and the rarely touched totals.
 class alignas(64) CheckpointManager {
  public:
@@ -87,7 +87,8 @@ class alignas(64) CheckpointManager {
 
   // Queues a change with the next seqno and returns the item, as every cursor
   // will read it. The item and the entry are allocated before the lock is
-  // taken; under it, O(1).
+  // taken; under it, O(1) (and, once per max_items_per_checkpoint items, the
+  // allocation of a new checkpoint).
   // `deleted` marks a deletion (Item::deleted).
   QueuedItem queue(QueueOp op, std::string key, std::string value, Cas cas, bool deleted = false);
 
@@ -121,7 +122,8 @@ class alignas(64) CheckpointManager {
   // moves the cursor past them. Requires the cursor to exist
   // (std::invalid_argument otherwise). O(items returned + checkpoints crossed).
   std::vector<LogRecord> readItems(std::string_view cursor, size_t max_items = SIZE_MAX);
-  // How many items the cursor has not read yet. O(checkpoints).
+  // How many items the cursor has not read yet. Requires the cursor to exist
+  // (std::invalid_argument otherwise). O(checkpoints).
   size_t itemsRemaining(std::string_view cursor) const;
 
   // See the file comment. The returned object owns the expelled items.

@@ -6,7 +6,8 @@
 // is the queued item itself, shared with the checkpoint that queued it.
 //
 // Thread-safety: every member may be called from any thread; one mutex guards
-// the map. An idle (empty) table owns no heap memory.
+// the map. A table that has never held an item owns no heap memory
+// (tests/idle_memory_test.cc); erase() does not shrink one that has.
 #pragma once
 
 #include <cstddef>

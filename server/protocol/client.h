@@ -19,7 +19,8 @@
 // answers in request order. The command methods (get(), set(), ...) send one
 // request with a fresh opaque and read until the response with that opaque;
 // any response read on the way with another opaque (an unread pipelined
-// answer, or an error answer to a seqnoAck()) is kept in strayResponses().
+// answer, or an error answer to a seqnoAck()) is kept for
+// takeStrayResponses() and readResponse().
 //
 // Not thread-safe: one thread uses a Client at a time. Move-only; a moved-from
 // Client may only be destroyed or assigned to.
@@ -136,7 +137,7 @@ class Client {
   // DCP_SEQNO_ACKNOWLEDGED: sends only. kv_engine's producer answers nothing
   // on success (docs/dcp/documentation/commands/seqno-acknowledged.md); an
   // error answer (e.g. NotMyVbucket) arrives later and lands in
-  // strayResponses() or a readResponse().
+  // takeStrayResponses() or a readResponse().
   absl::Status seqnoAck(uint16_t vbucket, uint64_t prepared_seqno);
 
   // QUIT: sends it and waits for the answer; the server then closes.

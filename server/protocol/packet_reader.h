@@ -62,8 +62,8 @@ class PacketReader {
   std::span<char> prepare(size_t min_size = size_t{16} * 1024);
   void commit(size_t written);
 
-  // The next complete packet, or why there is none. O(1) apart from the
-  // occasional compaction of the buffer.
+  // The next complete packet, or why there is none. O(1): the buffer is
+  // compacted by feed() and prepare(), never here.
   Next next();
 
   // Bytes fed but not yet returned as packets.

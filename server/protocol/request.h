@@ -81,7 +81,8 @@ struct ParseResult {
 };
 
 // Validates a packet framed by PacketReader(kRequests). Never throws; cost
-// O(framing extras + HELLO value), no allocation on success.
+// O(framing extras) (a HELLO value's length is checked, not its codes), no
+// allocation on success.
 ParseResult parseRequest(const Packet& packet);
 
 }  // namespace syncwrite::server::protocol

@@ -1,8 +1,8 @@
 // Server-side response encoding: appends responses (magic 0x81) to an output
 // buffer the connection then writes.
 //
-// Every function appends exactly one or more complete packets to `out` and
-// never clears it, so a connection can batch responses of pipelined requests
+// Every function appends exactly one complete packet to `out` and never
+// clears it, so a connection can batch responses of pipelined requests
 // in request order. Cost: one append per section; `out` grows as std::string
 // does.
 #pragma once

@@ -1,4 +1,6 @@
-// Response statuses syncwrite-server can answer.
+// Response statuses of the MCBP subset syncwrite speaks. syncwrite-server
+// never answers NotStored, Enomem, Busy or Etmpfail; they are here for the
+// client, which may read them from another server.
 //
 // Values and meanings from couchbase/kv_engine docs/BinaryProtocol.md
 // ("Response Status"). The names follow that table; kv_engine's own enum
@@ -13,23 +15,23 @@ namespace syncwrite::server::protocol {
 
 enum class Status : uint16_t {
   kSuccess = 0x00,
-  kKeyNotFound = 0x01,   // GET/REPLACE/DELETE of a key the vbucket does not hold
-  kKeyExists = 0x02,     // ADD of a present key, or a CAS mismatch
-  kTooBig = 0x03,        // body over max_packet_size (E2big); the connection is closed
-  kEinval = 0x04,        // malformed request, or a refused SET_PARAM
-  kNotStored = 0x05,     // the item was not stored
+  kKeyNotFound = 0x01,  // an absent key; also an unknown bucket or STAT group
+  kKeyExists = 0x02,    // ADD of a present key
+  kTooBig = 0x03,       // body over max_packet_size (E2big); the connection is closed
+  kEinval = 0x04,       // malformed request, or a refused SET_PARAM
+  kNotStored = 0x05,
   kNotMyVbucket = 0x07,  // the vbucket does not exist or is not active
   kNoBucket = 0x08,      // a data command before SELECT_BUCKET
   kUnknownCommand = 0x81,
   kEnomem = 0x82,
-  kNotSupported = 0x83,
+  kNotSupported = 0x83,  // a mutation with a request CAS (compare-and-swap)
   kInternalError = 0x84,
   kBusy = 0x85,
   kEtmpfail = 0x86,
   kDurabilityInvalidLevel = 0xa0,  // the level byte names no level
   kDurabilityImpossible = 0xa1,    // the topology cannot satisfy the level
   kSyncWriteInProgress = 0xa2,     // another SyncWrite on the key is in flight
-  kSyncWriteAmbiguous = 0xa3,      // timeout, vbucket left active, shutdown
+  kSyncWriteAmbiguous = 0xa3,      // timeout, vbucket left active, bucket deleted, shutdown
 };
 
 // The kv_engine-style name: "SyncWriteAmbiguous", or "Unknown" for a value
