@@ -40,7 +40,9 @@ struct ServerContext {
   std::map<std::string, std::unique_ptr<Bucket>, std::less<>> buckets;
 
   std::atomic<uint64_t> connections{0};           // open now
-  std::atomic<uint64_t> total_connections{0};     // accepted since start
+  // Accepted by the socket since start, including those then closed because
+  // max_connections was reached (which rejected_connections also counts).
+  std::atomic<uint64_t> total_connections{0};
   std::atomic<uint64_t> rejected_connections{0};  // closed on accept (max_connections)
 
   // The bucket named `name`, or null.
