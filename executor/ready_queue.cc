@@ -111,11 +111,20 @@ bool ReadyQueue::maybeNonEmpty() const {
          stopping_.load(std::memory_order_relaxed);
 }
 
+// The sleep/wake handshake. Each side makes one seq_cst read-modify-write on
+// sleepers_ (no fence: ThreadSanitizer models RMWs, not fences):
+//  - pop(), before it sleeps: sleepers_ += 1, then one more look at the queue;
+//  - push(), after it queued: sleepers_ += 0, i.e. read the latest count.
+// RMWs on one word are totally ordered, and each reads the value the previous
+// one wrote. If the push's RMW comes first, the sleeper's RMW reads from it (or
+// from a later RMW in its release sequence) and so synchronizes with it: the
+// push happens-before the sleeper's last look, which finds the task. Otherwise
+// the push's RMW reads a count that includes this sleeper (its decrement comes
+// only after it wakes), so the push wakes a sleeper. Either way no task is left
+// queued while every worker sleeps. A plain load would not do: it may read a
+// stale count, which is why the version with loads needed two fences.
 void ReadyQueue::notifySleeper() {
-  // Pairs with the fence in pop(): either this load sees the sleeper, or the
-  // sleeper's last look at the queue sees what was just pushed.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_relaxed) > 0) {
+  if (sleepers_.fetch_add(0, std::memory_order_seq_cst) > 0) {
     epoch_.fetch_add(1, std::memory_order_release);
     futex::wake(epoch_, 1);
   }
@@ -126,13 +135,18 @@ ReadyQueue::TaskPtr ReadyQueue::pop(SpinBudget& budget) {
     if (stopping_.load(std::memory_order_acquire)) return nullptr;
     if (TaskPtr task = tryPop()) return task;
     if (spin(budget)) continue;
-    sleepers_.fetch_add(1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);  // see notifySleeper()
+    // A push whose RMW read the count before our increment is visible from
+    // here on. One that read it after bumps epoch_: if this load reads the
+    // bump, it synchronizes with it and the look below finds the task; if not,
+    // the wait returns at once (epoch_ moved) or is woken by the push.
     const uint32_t epoch = epoch_.load(std::memory_order_acquire);
     TaskPtr task;
     if (!stopping_.load(std::memory_order_acquire) && (task = tryPop()) == nullptr) {
       futex::wait(epoch_, epoch);
     }
+    // Relaxed: a worker that goes round again makes a new seq_cst increment
+    // before it sleeps again, and the argument above holds for that one.
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
     if (task) return task;
   }

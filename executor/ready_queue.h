@@ -19,6 +19,9 @@
 // therefore pays kMinSpin per run instead of kMaxSpin, and an idle pool costs
 // nothing. Sleeping is on a futex with an event count (futex.h: the system
 // call alone); push() makes the wake-up call only when a worker is asleep.
+// Whether one is asleep is settled by one seq_cst read-modify-write on
+// sleepers_ on each side, no fences, so ThreadSanitizer checks the handshake
+// (ready_queue.cc argues why no wake-up is lost).
 #pragma once
 
 #include <atomic>
@@ -87,10 +90,14 @@ class ReadyQueue {
 
   std::vector<Cell> cells_;
   alignas(64) std::atomic<size_t> tail_{0};  // next push position
+  // Workers in (or entering) the futex wait. On tail_'s line: every push makes
+  // a read-modify-write on it (notifySleeper), which needs the line exclusive,
+  // and a pusher owns this line after its CAS on tail_ anyway; spinning
+  // workers never read it, and a worker writes it only on its way to sleep.
+  std::atomic<int> sleepers_{0};
   alignas(64) std::atomic<size_t> head_{0};  // next pop position
   alignas(64) std::atomic<size_t> overflow_size_{0};
   std::atomic<bool> stopping_{false};
-  std::atomic<int> sleepers_{0};    // workers in (or entering) the futex wait
   std::atomic<uint32_t> epoch_{0};  // bumped to wake sleepers (event count)
   base::Mutex overflow_mu_;
   std::deque<TaskPtr> overflow_ ABSL_GUARDED_BY(overflow_mu_);

@@ -8,7 +8,3 @@ syncwrite_test(protocol_test
   protocol_cli_test.cc
   LIBS syncwrite::protocol syncwrite_cli_lib
 )
-# The in-test fake server uses asio: see server/protocol/CMakeLists.txt on -Wno-tsan.
-if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-  target_compile_options(protocol_test PRIVATE -Wno-tsan)
-endif()
