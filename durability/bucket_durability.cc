@@ -374,4 +374,10 @@ clock::Duration BucketDurability::pollingInterval() const {
   return d.polling ? d.polling->passInterval() : clock::Duration::max();
 }
 
+clock::Duration BucketDurability::pollingMaxChunkDuration() const {
+  const Impl& d = *impl_;
+  std::lock_guard lock(d.tasks_mutex);
+  return d.polling ? d.polling->maxChunkDuration() : clock::Duration::max();
+}
+
 }  // namespace syncwrite::durability
