@@ -71,7 +71,7 @@ absl::Status Configuration::loadJson(const nlohmann::json& object) {
   return absl::OkStatus();
 }
 
-absl::Status Configuration::set(std::string_view key, const nlohmann::json& value) {
+absl::Status Configuration::setJson(std::string_view key, const nlohmann::json& value) {
   absl::StatusOr<const KeySpec*> spec = lookup(key);
   if (!spec.ok()) return spec.status();
   if (!(*spec)->dynamic) {
@@ -115,49 +115,19 @@ absl::Status Configuration::setFromText(std::string_view key, std::string_view t
   if (!spec.ok()) return spec.status();
   absl::StatusOr<nlohmann::json> value = (*spec)->parseText(text);
   if (!value.ok()) return value.status();
-  return set(key, *value);
+  return setJson(key, *value);
 }
 
-nlohmann::json Configuration::get(std::string_view key) const {
+nlohmann::json Configuration::getJson(std::string_view key, ValueType type) const {
   absl::StatusOr<const KeySpec*> spec = lookup(key);
   if (!spec.ok()) throw std::invalid_argument(std::string(spec.status().message()));
+  if ((*spec)->type != type) {
+    // Only a schema other than the one config/keys.h was generated from.
+    throw std::invalid_argument(absl::StrCat(std::string(key), " is of type ",
+                                             toString((*spec)->type), ", not ", toString(type)));
+  }
   base::ReaderMutexLock lock(values_mutex_);
   return values_.find(key)->second;
-}
-
-const KeySpec& Configuration::specForRead(std::string_view key, ValueType want1,
-                                          ValueType want2) const {
-  absl::StatusOr<const KeySpec*> spec = lookup(key);
-  if (!spec.ok()) throw std::invalid_argument(std::string(spec.status().message()));
-  if ((*spec)->type != want1 && (*spec)->type != want2) {
-    throw std::invalid_argument(absl::StrCat(std::string(key), " is of type ",
-                                             toString((*spec)->type), ", not ", toString(want1)));
-  }
-  return **spec;
-}
-
-bool Configuration::getBool(std::string_view key) const {
-  specForRead(key, ValueType::kBool, ValueType::kBool);
-  base::ReaderMutexLock lock(values_mutex_);
-  return values_.find(key)->second.get<bool>();
-}
-
-uint64_t Configuration::getUnsigned(std::string_view key) const {
-  specForRead(key, ValueType::kUnsigned, ValueType::kUnsigned);
-  base::ReaderMutexLock lock(values_mutex_);
-  return values_.find(key)->second.get<uint64_t>();
-}
-
-std::chrono::milliseconds Configuration::getDuration(std::string_view key) const {
-  specForRead(key, ValueType::kDurationMs, ValueType::kDurationMs);
-  base::ReaderMutexLock lock(values_mutex_);
-  return std::chrono::milliseconds(values_.find(key)->second.get<uint64_t>());
-}
-
-std::string Configuration::getString(std::string_view key) const {
-  specForRead(key, ValueType::kString, ValueType::kEnum);
-  base::ReaderMutexLock lock(values_mutex_);
-  return values_.find(key)->second.get<std::string>();
 }
 
 nlohmann::json Configuration::toJson() const {
@@ -167,7 +137,7 @@ nlohmann::json Configuration::toJson() const {
   return out;
 }
 
-Configuration::ListenerId Configuration::addListener(std::string_view key, Listener fn) {
+Configuration::ListenerId Configuration::addJsonListener(std::string_view key, Listener fn) {
   absl::StatusOr<const KeySpec*> spec = lookup(key);
   if (!spec.ok()) throw std::invalid_argument(std::string(spec.status().message()));
   base::RecursiveMutexLock notify(notify_mutex_);

@@ -1,6 +1,12 @@
 // Configuration: the values of one scope's keys (the server's, or one
 // bucket's), checked against the Schema.
 //
+// Code names a key with its typed constant from config/keys.h, generated from
+// config/schema.json (config/key.h): get(keys::kMaxVbuckets) is a uint64_t,
+// and a misspelt key does not compile. Keys are taken by name only where the
+// name arrives from outside: a configuration document (load*) and a runtime
+// set from the wire (setFromText, as SET_PARAM sends it).
+//
 // Loading and setting are all-or-nothing: a refused document or value changes
 // nothing, and the returned status names the key, the value and what was
 // expected. Reads are cheap but take a shared lock and copy the value;
@@ -10,7 +16,7 @@
 // Thread-safety: every member function may be called from any thread.
 //
 // Listeners: addListener(key, fn) registers fn to be called after each
-// successful set() of that key that changed its value, with the new value.
+// successful set of that key that changed its value, with the new value.
 //  - fn runs synchronously on the thread that called set(), after the new
 //    value is visible to readers and with no lock of the value table held;
 //    set() returns once every listener has returned.
@@ -36,18 +42,20 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <absl/status/status.h>
 #include <nlohmann/json.hpp>
 
 #include "base/mutex.h"
+#include "config/key.h"
+#include "config/keys.h"
 #include "config/schema.h"
 
 namespace syncwrite::config {
 
 class Configuration {
  public:
-  using Listener = std::function<void(const nlohmann::json& new_value)>;
   using ListenerId = uint64_t;
 
   // Every key of `scope` at its default.
@@ -66,20 +74,24 @@ class Configuration {
   // error when the file cannot be read (NotFound naming the path when missing).
   absl::Status loadFile(const std::filesystem::path& path);
 
-  // Changes one key at runtime. Refuses, changing nothing: an unknown key
-  // (NotFound), a key of the other scope or an invalid value (InvalidArgument),
-  // a key that is not dynamic (FailedPrecondition).
-  absl::Status set(std::string_view key, const nlohmann::json& value);
-  // As set(), with the value written as text ("polling", "25", "true").
+  // Changes one key at runtime. Refuses, changing nothing: a key of the other
+  // scope or an invalid value, e.g. out of range (InvalidArgument), a key that
+  // is not dynamic (FailedPrecondition).
+  template <typename T>
+  absl::Status set(const Key<T>& key, std::type_identity_t<T> value) {
+    return setJson(key.name(), KeyValue<T>::toJson(value));
+  }
+  // As set(), for a key named at run time with its value written as text, as
+  // a SET_PARAM request carries them ("polling", "25", "true"). Also refuses
+  // an unknown key (NotFound).
   absl::Status setFromText(std::string_view key, std::string_view text);
 
-  // The current value. Asking for a key this scope does not have, or with the
-  // wrong accessor for its type, is a programming error: std::invalid_argument.
-  nlohmann::json get(std::string_view key) const;
-  bool getBool(std::string_view key) const;
-  uint64_t getUnsigned(std::string_view key) const;
-  std::chrono::milliseconds getDuration(std::string_view key) const;
-  std::string getString(std::string_view key) const;  // kString and kEnum
+  // The current value. A key of the other scope is a programming error:
+  // std::invalid_argument.
+  template <typename T>
+  T get(const Key<T>& key) const {
+    return KeyValue<T>::fromJson(getJson(key.name(), KeyValue<T>::kType), key.name());
+  }
 
   // Every key of this scope with its current value.
   nlohmann::json toJson() const;
@@ -87,16 +99,26 @@ class Configuration {
   Scope scope() const noexcept { return scope_; }
   const Schema& schema() const noexcept { return schema_; }
 
-  // See the file comment. Throws std::invalid_argument for a key this scope
-  // does not have.
-  ListenerId addListener(std::string_view key, Listener fn);
+  // See the file comment; `fn` gets the new value. Throws
+  // std::invalid_argument for a key of the other scope.
+  template <typename T>
+  ListenerId addListener(const Key<T>& key, std::function<void(std::type_identity_t<T>)> fn) {
+    return addJsonListener(key.name(), [key, fn = std::move(fn)](const nlohmann::json& v) {
+      fn(KeyValue<T>::fromJson(v, key.name()));
+    });
+  }
   // Returns false when `id` is not registered (never was, or already removed).
   bool removeListener(ListenerId id);
 
  private:
   // The spec of a key of this scope, or an error status explaining why not.
   absl::StatusOr<const KeySpec*> lookup(std::string_view key) const;
-  const KeySpec& specForRead(std::string_view key, ValueType want1, ValueType want2) const;
+
+  // The by-name forms behind the typed members above.
+  using Listener = std::function<void(const nlohmann::json& new_value)>;
+  absl::Status setJson(std::string_view key, const nlohmann::json& value);
+  nlohmann::json getJson(std::string_view key, ValueType type) const;
+  ListenerId addJsonListener(std::string_view key, Listener fn);
 
   const Schema& schema_;
   const Scope scope_;

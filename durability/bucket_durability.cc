@@ -14,10 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "clock/coarse_clock.h"
-#include "clock/precise_clock.h"
-#include "clock/syscall_clock.h"
 #include "durability/active_durability_monitor.h"
+#include "durability/config_values.h"
 #include "durability/polling_timeout_task.h"
 #include "durability/vbucket_timeout_task.h"
 
@@ -41,15 +39,10 @@ class CompletionTask final : public executor::Task {
   ResolvedWrites writes_;
 };
 
-clock::ClockRef visitorClock(const std::string& name) {
-  if (name == "syscall") return clock::ClockRef::of<clock::SyscallClock>();
-  if (name == "precise") return clock::ClockRef::of<clock::PreciseClock>();
-  return clock::ClockRef::of<clock::CoarseClock>();
-}
+namespace keys = config::keys;
 
 TimeoutMode modeOf(const config::Configuration& config) {
-  return timeoutModeFromString(config.getString("durability_timeout_mode"))
-      .value_or(TimeoutMode::kEventDriven);
+  return timeoutModeOf(config.get(keys::kDurabilityTimeoutMode));
 }
 
 }  // namespace
@@ -111,13 +104,12 @@ BucketDurability::Impl::Impl(std::string name_in, config::Configuration& config_
       map(map_in),
       pool(pool_in),
       clock(clock_in),
-      visitor_clock(visitorClock(config.getString("durability_visitor_clock"))),
+      visitor_clock(visitorClockOf(config.get(keys::kDurabilityVisitorClock))),
       timeout_owner(name + ": durability timeouts"),
       completion_owner(name + ": durability completions"),
       mode(modeOf(config)) {
-  settings.min_level.store(
-      levelFromString(config.getString("durability_min_level")).value_or(Level::kNone));
-  settings.default_timeout_ms.store(config.getDuration("durability_default_timeout").count());
+  settings.min_level.store(minLevelOf(config.get(keys::kDurabilityMinLevel)));
+  settings.default_timeout_ms.store(config.get(keys::kDurabilityDefaultTimeout).count());
   slots.resize(map.size());
   timers.resize(map.size());
   for (size_t i = 0; i < map.size(); ++i) {
@@ -153,8 +145,8 @@ void BucketDurability::Impl::startPollingLocked() {
   auto task = std::make_shared<PollingTimeoutTask>(
       timeout_owner, pool, map,
       [this](Vbid vb) -> ActiveDurabilityMonitor& { return *slots[vb].monitor; }, clock,
-      visitor_clock, config.getDuration("max_vbucket_visit_duration"),
-      config.getDuration("durability_timeout_task_interval"), task_counters);
+      visitor_clock, config.get(keys::kMaxVbucketVisitDuration),
+      config.get(keys::kDurabilityTimeoutTaskInterval), task_counters);
   if (pool.schedule(task) == executor::kNoTask) return;  // the first pass starts at once
   polling = std::move(task);
 }
@@ -209,7 +201,7 @@ void BucketDurability::Impl::onModeChange() {
 void BucketDurability::Impl::onIntervalChange() {
   base::MutexLock lock(tasks_mutex);
   if (!polling) return;
-  polling->setPassInterval(config.getDuration("durability_timeout_task_interval"));
+  polling->setPassInterval(config.get(keys::kDurabilityTimeoutTaskInterval));
   // A pass now, after which the new interval applies — rather than at the
   // end of a sleep of the old interval.
   polling->runAgain();
@@ -217,7 +209,7 @@ void BucketDurability::Impl::onIntervalChange() {
 
 void BucketDurability::Impl::onMaxVisitDurationChange() {
   base::MutexLock lock(tasks_mutex);
-  if (polling) polling->setMaxChunkDuration(config.getDuration("max_vbucket_visit_duration"));
+  if (polling) polling->setMaxChunkDuration(config.get(keys::kMaxVbucketVisitDuration));
 }
 
 void BucketDurability::Impl::defer(ResolvedWrites&& resolved) {
@@ -238,21 +230,20 @@ BucketDurability::BucketDurability(std::string name, config::Configuration& buck
              vbucket::VBucketState new_state) { d.onStateChange(vb, old_state, new_state); });
   }
   auto& listeners = d.config_listeners;
-  listeners.push_back(d.config.addListener("durability_timeout_mode",
-                                           [&d](const nlohmann::json&) { d.onModeChange(); }));
-  listeners.push_back(d.config.addListener("durability_timeout_task_interval",
-                                           [&d](const nlohmann::json&) { d.onIntervalChange(); }));
   listeners.push_back(d.config.addListener(
-      "max_vbucket_visit_duration", [&d](const nlohmann::json&) { d.onMaxVisitDurationChange(); }));
+      keys::kDurabilityTimeoutMode, [&d](config::DurabilityTimeoutMode) { d.onModeChange(); }));
   listeners.push_back(
-      d.config.addListener("durability_default_timeout", [&d](const nlohmann::json&) {
-        d.settings.default_timeout_ms.store(
-            d.config.getDuration("durability_default_timeout").count());
-      }));
-  listeners.push_back(d.config.addListener("durability_min_level", [&d](const nlohmann::json&) {
-    d.settings.min_level.store(
-        levelFromString(d.config.getString("durability_min_level")).value_or(Level::kNone));
-  }));
+      d.config.addListener(keys::kDurabilityTimeoutTaskInterval,
+                           [&d](std::chrono::milliseconds) { d.onIntervalChange(); }));
+  listeners.push_back(
+      d.config.addListener(keys::kMaxVbucketVisitDuration,
+                           [&d](std::chrono::milliseconds) { d.onMaxVisitDurationChange(); }));
+  listeners.push_back(d.config.addListener(
+      keys::kDurabilityDefaultTimeout,
+      [&d](std::chrono::milliseconds v) { d.settings.default_timeout_ms.store(v.count()); }));
+  listeners.push_back(d.config.addListener(
+      keys::kDurabilityMinLevel,
+      [&d](config::DurabilityMinLevel v) { d.settings.min_level.store(minLevelOf(v)); }));
   base::MutexLock lock(d.tasks_mutex);
   d.applyModeLocked(modeOf(d.config));
 }
@@ -389,6 +380,12 @@ clock::Duration BucketDurability::pollingInterval() const {
   const Impl& d = *impl_;
   base::MutexLock lock(d.tasks_mutex);
   return d.polling ? d.polling->passInterval() : clock::Duration::max();
+}
+
+clock::Duration BucketDurability::pollingMaxChunkDuration() const {
+  const Impl& d = *impl_;
+  base::MutexLock lock(d.tasks_mutex);
+  return d.polling ? d.polling->maxChunkDuration() : clock::Duration::max();
 }
 
 }  // namespace syncwrite::durability

@@ -146,6 +146,9 @@ class BucketDurability {
   size_t inFlight(Vbid vbid) const;
   // The polling task's interval, or Duration::max() when not polling.
   clock::Duration pollingInterval() const;
+  // How long the polling task's visitor runs before it yields
+  // (max_vbucket_visit_duration), or Duration::max() when not polling.
+  clock::Duration pollingMaxChunkDuration() const;
 
  private:
   struct Impl;

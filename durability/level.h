@@ -24,7 +24,8 @@ enum class Level : uint8_t {
 // caller answers "invalid durability level").
 std::optional<Level> levelFromWire(uint8_t byte) noexcept;
 
-// The level for its config spelling, or nullopt.
+// The level for its config spelling, or nullopt: for text a user typed (the
+// CLI). The durability_min_level key is read as config_values.h says.
 std::optional<Level> levelFromString(std::string_view name) noexcept;
 
 // The config spelling: "majority_and_persist_on_master".

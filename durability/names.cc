@@ -40,12 +40,6 @@ std::string_view toString(AmbiguousReason reason) noexcept {
   return "unknown";
 }
 
-std::optional<TimeoutMode> timeoutModeFromString(std::string_view name) noexcept {
-  if (name == "event-driven") return TimeoutMode::kEventDriven;
-  if (name == "polling") return TimeoutMode::kPolling;
-  return std::nullopt;
-}
-
 std::string_view toString(TimeoutMode mode) noexcept {
   return mode == TimeoutMode::kPolling ? "polling" : "event-driven";
 }

@@ -52,4 +52,8 @@ void PollingTimeoutTask::setMaxChunkDuration(clock::Duration d) noexcept {
   static_cast<vbucket::CappedDurationVBucketVisitor&>(visitor()).setMaxChunkDuration(d);
 }
 
+clock::Duration PollingTimeoutTask::maxChunkDuration() const noexcept {
+  return static_cast<const vbucket::CappedDurationVBucketVisitor&>(visitor()).maxChunkDuration();
+}
+
 }  // namespace syncwrite::durability

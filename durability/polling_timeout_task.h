@@ -44,8 +44,10 @@ class PollingTimeoutTask final : public vbucket::VBucketVisitorTask {
 
   bool run() override;
 
-  // max_vbucket_visit_duration changed.
+  // max_vbucket_visit_duration changed: from the visitor's next clock check
+  // on, a chunk pauses once it has run longer than `d`.
   void setMaxChunkDuration(clock::Duration d) noexcept;
+  clock::Duration maxChunkDuration() const noexcept;
 
  private:
   TimeoutTaskCounters& counters_;

@@ -1,9 +1,9 @@
 // TimeoutMode: how a bucket finds expired SyncWrites — the values of the
-// config key durability_timeout_mode (see bucket_durability.h for both).
+// config key durability_timeout_mode (see bucket_durability.h for both;
+// config_values.h reads the key).
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string_view>
 
 namespace syncwrite::durability {
@@ -13,8 +13,6 @@ enum class TimeoutMode : uint8_t {
   kPolling,      // "polling": a task per bucket visits every active vbucket each interval
 };
 
-// The config spelling, or nullopt.
-std::optional<TimeoutMode> timeoutModeFromString(std::string_view name) noexcept;
 // "event-driven" or "polling".
 std::string_view toString(TimeoutMode mode) noexcept;
 

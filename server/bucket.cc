@@ -36,20 +36,21 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
   }
 
   const std::string& name = bucket->name_;
-  bucket->mode_listener_ =
-      bucket->config_->addListener("durability_timeout_mode", [name](const nlohmann::json& value) {
+  bucket->mode_listener_ = bucket->config_->addListener(
+      config::keys::kDurabilityTimeoutMode, [name](config::DurabilityTimeoutMode mode) {
         logLine(absl::StrCat("bucket \"", name, "\": durability_timeout_mode switched to ",
-                             value.get<std::string>()));
+                             std::string(config::spellingOf(mode))));
       });
 
   std::vector<std::string> chain{node_name};
   const durability::ReplicationTopology topology_now = bucket->durability_->topology();
   for (const std::string& node : topology_now.chains().front().replicas) chain.push_back(node);
-  logLine(absl::StrCat("bucket \"", name, "\" created: ", bucket->vbuckets_.size(),
-                       " active vbuckets, durability_timeout_mode ",
-                       bucket->config_->getString("durability_timeout_mode"), ", chain [",
-                       absl::StrJoin(chain, ", "), "], simulated replicas: ",
-                       simulated_names.empty() ? "none" : absl::StrJoin(simulated_names, ", ")));
+  logLine(absl::StrCat(
+      "bucket \"", name, "\" created: ", bucket->vbuckets_.size(),
+      " active vbuckets, durability_timeout_mode ",
+      std::string(config::spellingOf(bucket->config_->get(config::keys::kDurabilityTimeoutMode))),
+      ", chain [", absl::StrJoin(chain, ", "), "], simulated replicas: ",
+      simulated_names.empty() ? "none" : absl::StrJoin(simulated_names, ", ")));
   return bucket;
 }
 

@@ -55,12 +55,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::create(ServerConfig config) {
   std::unique_ptr<Server> server(new Server());
   ServerContext& context = server->context_;
   context.server_config = std::move(config.server);
-  context.node_name = context.server_config->getString("node_name");
-  context.max_connections = context.server_config->getUnsigned("max_connections");
-  context.max_packet_size = context.server_config->getUnsigned("max_packet_size");
+  const config::Configuration& server_config = *context.server_config;
+  context.node_name = server_config.get(config::keys::kNodeName);
+  context.max_connections = server_config.get(config::keys::kMaxConnections);
+  context.max_packet_size = server_config.get(config::keys::kMaxPacketSize);
   context.io_threads = kIoThreads;
   context.pool = std::make_unique<executor::ExecutorPool>(
-      executor::ExecutorPool::threadsFor(context.server_config->getUnsigned("num_nonio_threads")));
+      executor::ExecutorPool::threadsFor(server_config.get(config::keys::kNumNonioThreads)));
   for (BucketSpec& spec : config.buckets) {
     const std::string name = spec.name;
     auto bucket = Bucket::create(std::move(spec), context.node_name, *context.pool, server->io_);

@@ -154,7 +154,7 @@ absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document) {
   if (buckets == nullptr || !buckets->is_object() || buckets->empty()) {
     return invalid("config", "\"buckets\" must be an object naming at least one bucket");
   }
-  const std::string node_name = result.server->getString("node_name");
+  const std::string node_name = result.server->get(config::keys::kNodeName);
   if (node_name.empty()) return invalid("config", "node_name must not be empty");
   for (const auto& [name, body] : buckets->items()) {
     auto bucket = parseBucket(name, body, node_name);

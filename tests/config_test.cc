@@ -8,26 +8,30 @@
 #include <gtest/gtest.h>
 
 #include "config/configuration.h"
+#include "config/keys_header.h"
 
 namespace syncwrite::config {
 namespace {
 
 using std::chrono::milliseconds;
 using testing::HasSubstr;
+namespace k = keys;
 
 std::string message(const absl::Status& s) { return std::string(s.message()); }
 
 TEST(Configuration, StartsAtTheDefaults) {
   Configuration c(Scope::kBucket);
-  EXPECT_EQ(c.getString("durability_timeout_mode"), "event-driven");
-  EXPECT_EQ(c.getDuration("durability_timeout_task_interval"), milliseconds(25));
-  EXPECT_EQ(c.getDuration("durability_default_timeout"), milliseconds(30000));
-  EXPECT_EQ(c.getString("durability_min_level"), "none");
-  EXPECT_EQ(c.getDuration("max_vbucket_visit_duration"), milliseconds(25));
-  EXPECT_EQ(c.getUnsigned("max_vbuckets"), 1024u);
+  EXPECT_EQ(c.get(k::kDurabilityTimeoutMode), DurabilityTimeoutMode::kEventDriven);
+  EXPECT_EQ(c.get(k::kDurabilityTimeoutTaskInterval), milliseconds(25));
+  EXPECT_EQ(c.get(k::kDurabilityDefaultTimeout), milliseconds(30000));
+  EXPECT_EQ(c.get(k::kDurabilityMinLevel), DurabilityMinLevel::kNone);
+  EXPECT_EQ(c.get(k::kMaxVbucketVisitDuration), milliseconds(25));
+  EXPECT_EQ(c.get(k::kDurabilityVisitorClock), DurabilityVisitorClock::kCoarse);
+  EXPECT_EQ(c.get(k::kMaxVbuckets), 1024u);
 
   Configuration server(Scope::kServer);
-  EXPECT_EQ(server.getUnsigned("num_nonio_threads"), 0u);
+  EXPECT_EQ(server.get(k::kNumNonioThreads), 0u);
+  EXPECT_EQ(server.get(k::kNodeName), "active");
 }
 
 TEST(Configuration, EachScopeHoldsOnlyItsKeys) {
@@ -41,9 +45,9 @@ TEST(Configuration, EachScopeHoldsOnlyItsKeys) {
 TEST(Configuration, LoadsAJsonDocumentOverTheDefaults) {
   Configuration c(Scope::kBucket);
   ASSERT_TRUE(c.loadString(R"({"durability_timeout_mode": "polling", "max_vbuckets": 64})").ok());
-  EXPECT_EQ(c.getString("durability_timeout_mode"), "polling");
-  EXPECT_EQ(c.getUnsigned("max_vbuckets"), 64u);
-  EXPECT_EQ(c.getDuration("durability_default_timeout"), milliseconds(30000));
+  EXPECT_EQ(c.get(k::kDurabilityTimeoutMode), DurabilityTimeoutMode::kPolling);
+  EXPECT_EQ(c.get(k::kMaxVbuckets), 64u);
+  EXPECT_EQ(c.get(k::kDurabilityDefaultTimeout), milliseconds(30000));
 }
 
 // Every refusal of load leaves the configuration exactly as it was.
@@ -111,7 +115,7 @@ TEST(Configuration, LoadsAFile) {
   absl::Status s = c.loadFile(path);
   std::filesystem::remove(path);
   ASSERT_TRUE(s.ok()) << s;
-  EXPECT_EQ(c.getDuration("durability_timeout_task_interval"), milliseconds(100));
+  EXPECT_EQ(c.get(k::kDurabilityTimeoutTaskInterval), milliseconds(100));
 }
 
 TEST(Configuration, MissingFileIsNamed) {
@@ -134,28 +138,45 @@ TEST(Configuration, ErrorsFromAFileNameTheFile) {
   std::filesystem::remove(path);
   EXPECT_THAT(message(s), HasSubstr(path.string()));
   EXPECT_THAT(message(s), HasSubstr("\"sometimes\""));
-  EXPECT_EQ(c.getString("durability_timeout_mode"), "event-driven");
+  EXPECT_EQ(c.get(k::kDurabilityTimeoutMode), DurabilityTimeoutMode::kEventDriven);
 }
 
 TEST(Configuration, SetChangesADynamicKey) {
   Configuration c(Scope::kBucket);
-  ASSERT_TRUE(c.set("durability_timeout_mode", "polling").ok());
-  EXPECT_EQ(c.getString("durability_timeout_mode"), "polling");
+  ASSERT_TRUE(c.set(k::kDurabilityTimeoutMode, DurabilityTimeoutMode::kPolling).ok());
+  EXPECT_EQ(c.get(k::kDurabilityTimeoutMode), DurabilityTimeoutMode::kPolling);
+  EXPECT_EQ(c.toJson()["durability_timeout_mode"], "polling") << "held as its schema spelling";
+  ASSERT_TRUE(c.set(k::kDurabilityDefaultTimeout, milliseconds(50)).ok());
+  EXPECT_EQ(c.get(k::kDurabilityDefaultTimeout), milliseconds(50));
   ASSERT_TRUE(c.setFromText("durability_timeout_task_interval", "5").ok());
-  EXPECT_EQ(c.getDuration("durability_timeout_task_interval"), milliseconds(5));
+  EXPECT_EQ(c.get(k::kDurabilityTimeoutTaskInterval), milliseconds(5));
+  ASSERT_TRUE(c.setFromText("durability_min_level", "persist_to_majority").ok());
+  EXPECT_EQ(c.get(k::kDurabilityMinLevel), DurabilityMinLevel::kPersistToMajority);
 }
 
 TEST(Configuration, RefusedSetsChangeNothing) {
   Configuration c(Scope::kBucket);
   const nlohmann::json before = c.toJson();
 
-  absl::Status s = c.set("max_vbuckets", 16);
+  absl::Status s = c.set(k::kMaxVbuckets, 16);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(message(s), HasSubstr("max_vbuckets cannot be changed at runtime"));
+  s = c.setFromText("max_vbuckets", "16");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
 
-  s = c.set("durability_timeout_mode", "sometimes");
+  // A typed set is checked against the schema's range like any other.
+  s = c.set(k::kDurabilityDefaultTimeout, milliseconds(65535));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(message(s), HasSubstr("\"sometimes\""));
+  EXPECT_THAT(message(s), HasSubstr("durability_default_timeout: 65535 is out of range, expected "
+                                    "an unsigned integer in 1..65534 (milliseconds)"));
+  s = c.set(k::kMaxVbucketVisitDuration, milliseconds(-1));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(message(s), HasSubstr("max_vbucket_visit_duration: -1 is not valid"));
+
+  s = c.setFromText("durability_timeout_mode", "sometimes");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(message(s), HasSubstr("durability_timeout_mode: \"sometimes\" is not valid, "
+                                    "expected one of event-driven, polling"));
 
   s = c.setFromText("durability_timeout_task_interval", "0");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -165,81 +186,140 @@ TEST(Configuration, RefusedSetsChangeNothing) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(message(s), HasSubstr("\"fast\" is not valid"));
 
-  s = c.set("no_such_key", 1);
+  s = c.setFromText("no_such_key", "1");
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(message(s), HasSubstr("no_such_key"));
 
-  s = c.set("num_nonio_threads", 2);
+  s = c.setFromText("num_nonio_threads", "2");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(message(s), HasSubstr("num_nonio_threads is a server key, not a bucket key"));
 
   EXPECT_EQ(c.toJson(), before);
 }
 
-TEST(Configuration, WrongAccessorIsAProgrammingError) {
+// A misspelt key or one of the wrong type does not compile (config/key.h); a
+// key of the other scope is caught when used.
+TEST(Configuration, AKeyOfTheOtherScopeIsAProgrammingError) {
   Configuration c(Scope::kBucket);
-  EXPECT_THROW(c.getBool("max_vbuckets"), std::invalid_argument);
-  EXPECT_THROW(c.getUnsigned("durability_timeout_mode"), std::invalid_argument);
-  EXPECT_THROW(c.getDuration("max_vbuckets"), std::invalid_argument);
-  EXPECT_THROW(c.get("no_such_key"), std::invalid_argument);
-  EXPECT_THROW(c.addListener("no_such_key", [](const nlohmann::json&) {}), std::invalid_argument);
+  EXPECT_THROW(c.get(k::kNumNonioThreads), std::invalid_argument);
+  EXPECT_THROW(c.addListener(k::kNodeName, [](const std::string&) {}), std::invalid_argument);
+  EXPECT_EQ(c.set(k::kMaxConnections, 5).code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The typed keys and the schema the library parses come from the same file.
+TEST(ConfigurationKeys, DeclareExactlyTheSchemasKeys) {
+  const std::vector<KeySpec>& schema = Schema::builtin().keys();
+  ASSERT_EQ(k::kAll.size(), schema.size());
+  for (size_t i = 0; i < schema.size(); ++i) {
+    EXPECT_EQ(k::kAll[i].name, schema[i].name);
+    EXPECT_EQ(k::kAll[i].type, schema[i].type) << schema[i].name;
+    EXPECT_EQ(k::kAll[i].scope, schema[i].scope) << schema[i].name;
+  }
+  static_assert(k::kDurabilityDefaultTimeout.name() == "durability_default_timeout");
+  static_assert(
+      std::is_same_v<decltype(k::kDurabilityDefaultTimeout), const Key<std::chrono::milliseconds>>);
+  static_assert(k::kNodeName.scope() == Scope::kServer);
+}
+
+// Each enum key's generated enumerators are its allowed values, in order, and
+// every one of them reads back as itself.
+TEST(ConfigurationKeys, EveryEnumValueReadsBackAsItsEnumerator) {
+  Configuration c(Scope::kBucket);
+  auto check = [&](const auto& key) {
+    using E = std::remove_cvref_t<decltype(c.get(key))>;
+    const KeySpec& spec = *Schema::builtin().find(key.name());
+    ASSERT_EQ(spec.values.size(), EnumSpellings<E>::kValues.size()) << spec.name;
+    for (size_t i = 0; i < spec.values.size(); ++i) {
+      ASSERT_TRUE(c.loadJson({{spec.name, spec.values[i]}}).ok()) << spec.values[i];
+      EXPECT_EQ(c.get(key), static_cast<E>(i)) << spec.values[i];
+      EXPECT_EQ(spellingOf(c.get(key)), spec.values[i]);
+      EXPECT_EQ(enumFromSpelling<E>(spec.values[i]), static_cast<E>(i));
+    }
+  };
+  check(k::kDurabilityTimeoutMode);
+  check(k::kDurabilityMinLevel);
+  check(k::kDurabilityVisitorClock);
+  EXPECT_EQ(enumFromSpelling<DurabilityTimeoutMode>("Polling"), std::nullopt);
+}
+
+TEST(ConfigurationKeys, CppNamesOfSchemaSpellings) {
+  EXPECT_EQ(cppNameOf("durability_timeout_mode"), "DurabilityTimeoutMode");
+  EXPECT_EQ(cppNameOf("event-driven"), "EventDriven");
+  EXPECT_EQ(cppNameOf("x2"), "X2");
+  for (const char* refused : {"", "_a", "a_", "a__b", "2x", "a b", "a.b", "-"}) {
+    EXPECT_EQ(cppNameOf(refused), std::nullopt) << refused;
+  }
+}
+
+TEST(ConfigurationKeys, TheGeneratorRefusesNamesWithoutACppName) {
+  auto schema = Schema::parse(R"({"keys": [
+    {"name": "mode", "type": "enum", "values": ["a-b", "a_b"], "default": "a-b",
+     "dynamic": true, "scope": "bucket", "description": "d"}]})");
+  ASSERT_TRUE(schema.ok()) << schema.status();
+  auto header = renderKeysHeader(*schema);
+  EXPECT_EQ(header.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(message(header.status()), HasSubstr("\"mode\": value \"a_b\" has the same C++ name"));
 }
 
 TEST(ConfigurationListeners, CalledAfterAChangeWithTheNewValue) {
   Configuration c(Scope::kBucket);
-  testing::MockFunction<void(const nlohmann::json&)> listener;
-  c.addListener("durability_timeout_mode", listener.AsStdFunction());
-  EXPECT_CALL(listener, Call(nlohmann::json("polling"))).WillOnce([&](const nlohmann::json&) {
+  testing::MockFunction<void(DurabilityTimeoutMode)> listener;
+  c.addListener(k::kDurabilityTimeoutMode, listener.AsStdFunction());
+  EXPECT_CALL(listener, Call(DurabilityTimeoutMode::kPolling)).WillOnce([&](DurabilityTimeoutMode) {
     // The new value is already visible to readers.
-    EXPECT_EQ(c.getString("durability_timeout_mode"), "polling");
+    EXPECT_EQ(c.get(k::kDurabilityTimeoutMode), DurabilityTimeoutMode::kPolling);
   });
-  ASSERT_TRUE(c.set("durability_timeout_mode", "polling").ok());
+  ASSERT_TRUE(c.setFromText("durability_timeout_mode", "polling").ok());
 }
 
 TEST(ConfigurationListeners, NotCalledForRefusedOrUnchangedValuesOrOtherKeys) {
   Configuration c(Scope::kBucket);
-  testing::MockFunction<void(const nlohmann::json&)> listener;
-  c.addListener("durability_timeout_mode", listener.AsStdFunction());
+  testing::MockFunction<void(DurabilityTimeoutMode)> listener;
+  c.addListener(k::kDurabilityTimeoutMode, listener.AsStdFunction());
   EXPECT_CALL(listener, Call(testing::_)).Times(0);
-  EXPECT_FALSE(c.set("durability_timeout_mode", "sometimes").ok());
-  EXPECT_TRUE(c.set("durability_timeout_mode", "event-driven").ok());  // unchanged
-  EXPECT_TRUE(c.set("durability_timeout_task_interval", 10).ok());
+  EXPECT_FALSE(c.setFromText("durability_timeout_mode", "sometimes").ok());
+  EXPECT_TRUE(c.set(k::kDurabilityTimeoutMode, DurabilityTimeoutMode::kEventDriven).ok());
+  EXPECT_TRUE(c.set(k::kDurabilityTimeoutTaskInterval, milliseconds(10)).ok());
 }
 
 TEST(ConfigurationListeners, RemovedListenerIsNotCalled) {
   Configuration c(Scope::kBucket);
   int calls = 0;
-  auto id = c.addListener("durability_timeout_mode", [&](const nlohmann::json&) { ++calls; });
-  ASSERT_TRUE(c.set("durability_timeout_mode", "polling").ok());
+  auto id = c.addListener(k::kDurabilityTimeoutMode, [&](DurabilityTimeoutMode) { ++calls; });
+  ASSERT_TRUE(c.set(k::kDurabilityTimeoutMode, DurabilityTimeoutMode::kPolling).ok());
   EXPECT_TRUE(c.removeListener(id));
   EXPECT_FALSE(c.removeListener(id));
-  ASSERT_TRUE(c.set("durability_timeout_mode", "event-driven").ok());
+  ASSERT_TRUE(c.set(k::kDurabilityTimeoutMode, DurabilityTimeoutMode::kEventDriven).ok());
   EXPECT_EQ(calls, 1);
 }
 
 TEST(ConfigurationListeners, AListenerMayReadSetAndRemoveItself) {
   Configuration c(Scope::kBucket);
   Configuration::ListenerId self = 0;
-  self = c.addListener("durability_timeout_mode", [&](const nlohmann::json& v) {
-    EXPECT_TRUE(c.set("durability_timeout_task_interval", v == "polling" ? 50 : 25).ok());
+  self = c.addListener(k::kDurabilityTimeoutMode, [&](DurabilityTimeoutMode v) {
+    EXPECT_EQ(c.get(k::kDurabilityTimeoutMode), v);
+    EXPECT_TRUE(c.set(k::kDurabilityTimeoutTaskInterval,
+                      milliseconds(v == DurabilityTimeoutMode::kPolling ? 50 : 25))
+                    .ok());
     EXPECT_TRUE(c.removeListener(self));
   });
-  ASSERT_TRUE(c.set("durability_timeout_mode", "polling").ok());
-  EXPECT_EQ(c.getDuration("durability_timeout_task_interval"), milliseconds(50));
-  ASSERT_TRUE(c.set("durability_timeout_mode", "event-driven").ok());
-  EXPECT_EQ(c.getDuration("durability_timeout_task_interval"), milliseconds(50));
+  ASSERT_TRUE(c.set(k::kDurabilityTimeoutMode, DurabilityTimeoutMode::kPolling).ok());
+  EXPECT_EQ(c.get(k::kDurabilityTimeoutTaskInterval), milliseconds(50));
+  ASSERT_TRUE(c.set(k::kDurabilityTimeoutMode, DurabilityTimeoutMode::kEventDriven).ok());
+  EXPECT_EQ(c.get(k::kDurabilityTimeoutTaskInterval), milliseconds(50));
 }
 
 TEST(ConfigurationListeners, AThrowingListenerIsReportedAndOthersStillRun) {
   Configuration c(Scope::kBucket);
   bool second_ran = false;
-  c.addListener("durability_timeout_mode",
-                [](const nlohmann::json&) { throw std::runtime_error("cannot switch"); });
-  c.addListener("durability_timeout_mode", [&](const nlohmann::json&) { second_ran = true; });
-  absl::Status s = c.set("durability_timeout_mode", "polling");
+  c.addListener(k::kDurabilityTimeoutMode,
+                [](DurabilityTimeoutMode) { throw std::runtime_error("cannot switch"); });
+  c.addListener(k::kDurabilityTimeoutMode, [&](DurabilityTimeoutMode) { second_ran = true; });
+  absl::Status s = c.set(k::kDurabilityTimeoutMode, DurabilityTimeoutMode::kPolling);
   EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
   EXPECT_THAT(message(s), HasSubstr("cannot switch"));
   EXPECT_TRUE(second_ran);
-  EXPECT_EQ(c.getString("durability_timeout_mode"), "polling");
+  EXPECT_EQ(c.get(k::kDurabilityTimeoutMode), DurabilityTimeoutMode::kPolling);
 }
 
 TEST(ConfigurationListeners, RemoveWaitsForARunningListener) {
@@ -247,12 +327,13 @@ TEST(ConfigurationListeners, RemoveWaitsForARunningListener) {
   std::atomic<bool> entered{false};
   std::atomic<bool> release{false};
   std::atomic<bool> finished{false};
-  auto id = c.addListener("durability_timeout_mode", [&](const nlohmann::json&) {
+  auto id = c.addListener(k::kDurabilityTimeoutMode, [&](DurabilityTimeoutMode) {
     entered = true;
     while (!release) std::this_thread::yield();
     finished = true;
   });
-  std::thread setter([&] { EXPECT_TRUE(c.set("durability_timeout_mode", "polling").ok()); });
+  std::thread setter(
+      [&] { EXPECT_TRUE(c.set(k::kDurabilityTimeoutMode, DurabilityTimeoutMode::kPolling).ok()); });
   while (!entered) std::this_thread::yield();
   std::atomic<bool> removed{false};
   std::thread remover([&] {
@@ -269,15 +350,15 @@ TEST(ConfigurationListeners, RemoveWaitsForARunningListener) {
 TEST(ConfigurationListeners, ConcurrentSetsAndReadsAreSafe) {
   Configuration c(Scope::kBucket);
   std::atomic<int> calls{0};
-  c.addListener("durability_timeout_task_interval", [&](const nlohmann::json&) { ++calls; });
+  c.addListener(k::kDurabilityTimeoutTaskInterval, [&](milliseconds) { ++calls; });
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 1; i <= 200; ++i) {
         if (t % 2 == 0) {
-          EXPECT_TRUE(c.set("durability_timeout_task_interval", i * 2 + t / 2).ok());
+          EXPECT_TRUE(c.set(k::kDurabilityTimeoutTaskInterval, milliseconds(i * 2 + t / 2)).ok());
         } else {
-          const auto v = c.getDuration("durability_timeout_task_interval");
+          const auto v = c.get(k::kDurabilityTimeoutTaskInterval);
           EXPECT_GE(v.count(), 1);
           EXPECT_LE(v.count(), 60000);
         }

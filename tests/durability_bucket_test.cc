@@ -134,11 +134,30 @@ TEST_P(BucketDurabilityTest, AWriteTimesOutOnlyOnceItsDeadlineHasPassed) {
   EXPECT_EQ(bucket_->stats().aborted_timeout, 1u);
 }
 
+// The fence: a write ahead of the infinite one, in the same vbucket, that does
+// time out. The timeout that aborts it looks at the write behind it in the
+// same call, under the monitor's lock (the expired prefix), so once the
+// fence's completion has arrived that look is over and the infinite write is
+// still tracked. The bucket's deletion then answers it kBucketDeleted: had any
+// look timed it out, its one answer would have been kTimeout.
 TEST_P(BucketDurabilityTest, InfiniteTimeoutNeverExpires) {
-  write(0, "k", Timeout::infinite());
+  ASSERT_EQ(write(0, "fence", Timeout::fromMillis(1)).status, WriteStatus::kPending);
+  ASSERT_EQ(write(0, "infinite", Timeout::infinite()).status, WriteStatus::kPending);
+  clock_.advance(std::chrono::hours(1000));
+  bucket_->checkTimeoutsNow();
+  ASSERT_TRUE(recorder_.waitFor(1));
+  EXPECT_EQ(recorder_.entries()[0].tag, "fence");
+  EXPECT_EQ(recorder_.entries()[0].resolution.reason, AmbiguousReason::kTimeout);
+  EXPECT_EQ(bucket_->inFlight(0), 1u) << "the infinite write was aborted with the fence";
+  EXPECT_EQ(bucket_->headDeadline(0), clock::kNever);
+
   clock_.advance(std::chrono::hours(1000));
   checkTimeouts();
-  EXPECT_EQ(recorder_.size(), 0u);
+  bucket_.reset();  // stops the tasks, waiting for a running one, then answers the rest
+  ASSERT_EQ(recorder_.size(), 2u);
+  EXPECT_EQ(recorder_.entries()[1].tag, "infinite");
+  EXPECT_EQ(recorder_.entries()[1].resolution.reason, AmbiguousReason::kBucketDeleted)
+      << "the infinite write timed out";
 }
 
 TEST_P(BucketDurabilityTest, DefaultTimeoutAndMinLevelFollowTheConfig) {
@@ -314,8 +333,21 @@ TEST_P(PollingTest, AnIntervalChangeTakesEffectAtOnce) {
   EXPECT_TRUE(eventually([&] { return bucket_->stats().polling_passes >= passes + 5; }));
 }
 
-TEST_P(PollingTest, AMaxVisitDurationChangeIsAccepted) {
+// The key reaches the running visitor, and a polling task started later
+// (after a switch away and back) starts with its current value. That the
+// visitor then pauses at the new maximum is CappedDurationVBucketVisitor's
+// own test (vbucket_visitor_test.cc).
+TEST_P(PollingTest, AMaxVisitDurationChangeTakesEffectAtOnce) {
+  EXPECT_EQ(bucket_->pollingMaxChunkDuration(), 25ms);
   ASSERT_TRUE(config_.setFromText("max_vbucket_visit_duration", "1").ok());
+  EXPECT_EQ(bucket_->pollingMaxChunkDuration(), 1ms);
+
+  setMode(TimeoutMode::kEventDriven);
+  EXPECT_EQ(bucket_->pollingMaxChunkDuration(), clock::Duration::max());
+  ASSERT_TRUE(config_.setFromText("max_vbucket_visit_duration", "7").ok());
+  setMode(TimeoutMode::kPolling);
+  EXPECT_EQ(bucket_->pollingMaxChunkDuration(), 7ms);
+
   write(0, "k", Timeout::fromMillis(10));
   clock_.advance(11ms);
   bucket_->checkTimeoutsNow();

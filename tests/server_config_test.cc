@@ -10,12 +10,13 @@ namespace {
 TEST(ServerConfig, TheEmbeddedDefaultIsOneBucketWithOneSimulatedReplica) {
   auto config = loadServerConfigText(kDefaultConfigJson);
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_EQ(config->server->getString("node_name"), "active");
+  EXPECT_EQ(config->server->get(config::keys::kNodeName), "active");
   ASSERT_EQ(config->buckets.size(), 1u);
   const BucketSpec& bucket = config->buckets.front();
   EXPECT_EQ(bucket.name, "default");
-  EXPECT_EQ(bucket.config->getUnsigned("max_vbuckets"), 1024u);
-  EXPECT_EQ(bucket.config->getString("durability_timeout_mode"), "event-driven");
+  EXPECT_EQ(bucket.config->get(config::keys::kMaxVbuckets), 1024u);
+  EXPECT_EQ(bucket.config->get(config::keys::kDurabilityTimeoutMode),
+            config::DurabilityTimeoutMode::kEventDriven);
   EXPECT_EQ(bucket.replicas, std::vector<std::string>{"replica1"});
   ASSERT_EQ(bucket.simulated.size(), 1u);
   EXPECT_EQ(bucket.simulated.front().name, "replica1");
@@ -31,14 +32,15 @@ TEST(ServerConfig, SplitsServerKeysBucketKeysAndStructure) {
       "a": {}
     }})");
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_EQ(config->server->getString("node_name"), "n0");
-  EXPECT_EQ(config->server->getUnsigned("num_nonio_threads"), 3u);
+  EXPECT_EQ(config->server->get(config::keys::kNodeName), "n0");
+  EXPECT_EQ(config->server->get(config::keys::kNumNonioThreads), 3u);
   ASSERT_EQ(config->buckets.size(), 2u);
   EXPECT_EQ(config->buckets[0].name, "a");  // in name order
   EXPECT_TRUE(config->buckets[0].replicas.empty());
   const BucketSpec& b = config->buckets[1];
-  EXPECT_EQ(b.config->getString("durability_timeout_mode"), "polling");
-  EXPECT_EQ(b.config->getUnsigned("max_vbuckets"), 8u);
+  EXPECT_EQ(b.config->get(config::keys::kDurabilityTimeoutMode),
+            config::DurabilityTimeoutMode::kPolling);
+  EXPECT_EQ(b.config->get(config::keys::kMaxVbuckets), 8u);
   EXPECT_EQ(b.replicas, (std::vector<std::string>{"r1", "r2"}));
   ASSERT_EQ(b.simulated.size(), 1u);
   EXPECT_EQ(b.simulated[0].name, "r2");

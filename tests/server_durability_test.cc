@@ -168,6 +168,50 @@ TEST(ServerDurability, SetParamSwitchesTheModeWhileWritesAreInFlight) {
   EXPECT_EQ(mode->find("default:timeout_mode"), "polling");
 }
 
+// SET_PARAM names a key from the wire: each refusal answers Einval with the
+// key, the value and what was expected, and the bucket's configuration is
+// exactly as before.
+TEST(ServerDurability, SetParamRefusalsNameKeyValueAndExpectationAndChangeNothing) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
+  auto admin = server.connect();
+  const auto before = admin.stats("config");
+  ASSERT_TRUE(before.ok() && before->ok());
+  ASSERT_EQ(before->find("durability_timeout_task_interval"), "5");
+
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"durability_timeout_mode", "lazy",
+            "durability_timeout_mode: \"lazy\" is not valid, expected one of event-driven, "
+            "polling"},
+           {"durability_timeout_task_interval", "0",
+            "durability_timeout_task_interval: 0 is out of range, expected an unsigned integer in "
+            "1..60000 (milliseconds)"},
+           {"durability_default_timeout", "soon",
+            "durability_default_timeout: \"soon\" is not valid, expected an unsigned integer"},
+           {"durability_min_level", "Majority",
+            "durability_min_level: \"Majority\" is not valid, expected one of none, majority"},
+           {"durability_timeout_mdoe", "polling",
+            "unknown configuration key \"durability_timeout_mdoe\""},
+           {"max_vbuckets", "8", "max_vbuckets cannot be changed at runtime"},
+           {"num_nonio_threads", "2", "num_nonio_threads is a server key, not a bucket key"},
+       }) {
+    auto refused = admin.setParam(protocol::ParamType::kConfig, c.key, c.value);
+    ASSERT_TRUE(refused.ok()) << refused.status();
+    EXPECT_EQ(refused->status, Status::kEinval) << c.key;
+    EXPECT_NE(refused->errorContext().find(c.message), std::string::npos)
+        << c.key << "=" << c.value << " -> " << refused->errorContext();
+  }
+  const auto after = admin.stats("config");
+  ASSERT_TRUE(after.ok() && after->ok());
+  EXPECT_EQ(after->stats, before->stats);
+  EXPECT_EQ(statValue(admin, "durability", "timeout_mode_switches"), 0);
+}
+
 TEST(ServerDurability, SetVbucketToReplicaAnswersItsInFlightWritesAmbiguous) {
   ServerProcess server;
   ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));

@@ -21,7 +21,7 @@ VBucketMap::VBucketMap(size_t num_vbuckets, VBucketState initial_state,
 }
 
 VBucketMap::VBucketMap(const config::Configuration& bucket_config, VBucketState initial_state)
-    : VBucketMap(bucket_config.getUnsigned("max_vbuckets"), initial_state) {}
+    : VBucketMap(bucket_config.get(config::keys::kMaxVbuckets), initial_state) {}
 
 size_t VBucketMap::countInState(VBucketState state) const noexcept {
   size_t n = 0;

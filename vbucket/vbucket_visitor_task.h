@@ -62,6 +62,7 @@ class VBucketVisitorTask : public executor::Task {
   uint64_t chunksRun() const noexcept { return chunks_run_.load(std::memory_order_relaxed); }
 
   VBucketVisitor& visitor() noexcept { return *visitor_; }
+  const VBucketVisitor& visitor() const noexcept { return *visitor_; }
 
  private:
   executor::ExecutorPool& pool_;
