@@ -39,7 +39,7 @@ struct ServerContext {
   std::unique_ptr<executor::ExecutorPool> pool;
   std::map<std::string, std::unique_ptr<Bucket>, std::less<>> buckets;
 
-  std::atomic<uint64_t> connections{0};           // open now
+  std::atomic<uint64_t> connections{0};  // open now
   // Accepted by the socket since start, including those then closed because
   // max_connections was reached (which rejected_connections also counts).
   std::atomic<uint64_t> total_connections{0};
