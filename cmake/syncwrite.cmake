@@ -41,6 +41,8 @@ endfunction()
 # CONFIGURE_DEPENDS, so adding a file re-runs this check on the next build.
 function(syncwrite_check_test_registration)
   file(GLOB_RECURSE test_files CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/*.cc)
+  # tests/sdk/node_modules holds the Node SDK that npm installs, C++ sources included.
+  list(FILTER test_files EXCLUDE REGEX "/node_modules/")
   get_property(registered GLOBAL PROPERTY SYNCWRITE_TEST_SOURCES)
   set(orphans "")
   foreach(f IN LISTS test_files)

@@ -55,14 +55,17 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest&& request, Completion&& 
   if (request.durability) {
     level = request.durability->level;
     // A durability requirement must name a level: "none" is not one (the
-    // protocol answers invalid level for it, as kv_engine does).
-    if (!isKnownLevel(level)) {
+    // protocol answers invalid level for it, as kv_engine does). A SyncWrite
+    // with nobody to answer is refused the same way.
+    if (!isKnownLevel(level) || !completion) {
       base::MutexLock lock(mutex_);
       ++counters_.refused;
       return {WriteStatus::kInvalidLevel, 0};
     }
   }
-  level = atLeast(level, settings_.min_level.load(std::memory_order_relaxed));
+  // A caller that gave no completion cannot wait: durability_min_level does
+  // not raise its write (see BucketDurability::mayPend()).
+  if (completion) level = atLeast(level, settings_.min_level.load(std::memory_order_relaxed));
   const bool durable = level != Level::kNone;
   const Timeout timeout =
       request.durability ? request.durability->timeout : Timeout::bucketDefault();

@@ -105,6 +105,8 @@ class ActiveDurabilityMonitor {
   // majority) commits here too and its completion goes to `resolved`: the
   // caller must not notify it from inside its own write call. See
   // sync_write.h for the statuses; `completion` is kept only for kPending.
+  // An empty `completion` makes the write plain whatever durability_min_level
+  // says; with durability requirements it is refused kInvalidLevel.
   // Cost: O(1) expected.
   WriteResult write(WriteRequest&& request, Completion&& completion, clock::TimePoint now,
                     ResolvedWrites& resolved);

@@ -267,6 +267,11 @@ WriteResult BucketDurability::write(Vbid vbid, WriteRequest request, Completion 
   return result;
 }
 
+bool BucketDurability::mayPend(const WriteRequest& request) const noexcept {
+  return request.durability.has_value() ||
+         impl_->settings.min_level.load(std::memory_order_relaxed) != Level::kNone;
+}
+
 bool BucketDurability::seqnoAcknowledged(Vbid vbid, const std::string& node, Seqno prepared_seqno) {
   Impl& d = *impl_;
   if (vbid >= d.slots.size()) return false;

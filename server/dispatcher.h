@@ -1,15 +1,11 @@
 // Dispatcher: executes one validated request (protocol/request.h) for a
 // connection and says how it was answered.
 //
-// Most commands answer at once: the response bytes are appended to `out`.
-// A durable mutation the durability layer accepted (WriteStatus::kPending)
-// answers later, when it resolves: the dispatcher takes a LateReply from
-// `defer` and hands it to the SyncWrite's completion, which encodes the
-// response (Success with the CAS on commit; SyncWriteAmbiguous 0xa3 with the
-// reason otherwise) and passes it to the LateReply from whatever thread
-// resolved it. DCP_SEQNO_ACKNOWLEDGED answers nothing on success (as
-// kv_engine's producer does; docs/dcp/documentation/commands/
-// seqno-acknowledged.md), only its errors.
+// It looks the opcode up in a table each command family fills
+// (commands/families.h) and runs the handler with a CommandContext
+// (command.h). Most commands answer at once: their response bytes are
+// appended to `out`. A SyncWrite the durability layer accepted answers later,
+// when it resolves, through a LateReply taken from `defer`.
 //
 // Statuses (docs/protocol.md lists them all): data commands before
 // SELECT_BUCKET 0x08; a vbucket that does not exist or is not active 0x07;
@@ -32,35 +28,21 @@
 #include <functional>
 #include <string>
 
+#include "server/command.h"
 #include "server/protocol/request.h"
 #include "server/server_context.h"
 
 namespace syncwrite::server {
 
-// Per-connection state the commands change.
-struct Session {
-  Bucket* bucket = nullptr;  // after SELECT_BUCKET
-  // After DCP_OPEN: the replica node this connection acknowledges for, and
-  // the bucket it opened in (acks go there even if another is selected later).
-  std::string dcp_replica;
-  Bucket* dcp_bucket = nullptr;
-};
-
-// Fills the request's response slot later, from any thread, exactly once.
-using LateReply = std::function<void(std::string response)>;
-
-enum class Disposition {
-  kAnswered,  // `out` holds the whole answer (possibly nothing)
-  kDeferred,  // a LateReply will deliver it
-  kClose,     // `out` holds the answer; close the connection after sending it
-};
-
 class Dispatcher {
  public:
-  explicit Dispatcher(ServerContext& context) : context_(context) {}
+  explicit Dispatcher(ServerContext& context);
 
   // Executes `request`. `defer` gives a LateReply bound to this request's
-  // response slot; it is called at most once, only for kDeferred.
+  // response slot; it is called at most once, and only for a mutation that
+  // may become a SyncWrite (one with a durability frame, or any mutation
+  // while the bucket's durability_min_level is above none). Its LateReply is
+  // used exactly once if the answer is kDeferred, never otherwise.
   Disposition execute(const protocol::Request& request, Session& session, std::string& out,
                       const std::function<LateReply()>& defer);
 
@@ -68,16 +50,8 @@ class Dispatcher {
   static uint64_t nextCas() noexcept;
 
  private:
-  Disposition mutate(const protocol::Request& request, Session& session, std::string& out,
-                     const std::function<LateReply()>& defer);
-  void get(const protocol::Request& request, Session& session, std::string& out);
-  void stat(const protocol::Request& request, Session& session, std::string& out);
-  void setParam(const protocol::Request& request, Session& session, std::string& out);
-  void setVbucket(const protocol::Request& request, Session& session, std::string& out);
-  void dcpOpen(const protocol::Request& request, Session& session, std::string& out);
-  void seqnoAcknowledged(const protocol::Request& request, Session& session, std::string& out);
-
   ServerContext& context_;
+  CommandTable table_{};
 };
 
 }  // namespace syncwrite::server

@@ -1,0 +1,90 @@
+// STAT, SET_PARAM, SET_VBUCKET.
+#include <string>
+
+#include <absl/strings/str_cat.h>
+
+#include "server/commands/families.h"
+#include "server/protocol/response_encoder.h"
+#include "server/stats.h"
+#include "vbucket/vbucket_state.h"
+
+namespace syncwrite::server::commands {
+namespace {
+
+using protocol::Opcode;
+using protocol::Status;
+
+vbucket::VBucketState stateFor(protocol::VbucketState state) {
+  switch (state) {
+    case protocol::VbucketState::kActive:
+      return vbucket::VBucketState::kActive;
+    case protocol::VbucketState::kReplica:
+      return vbucket::VBucketState::kReplica;
+    case protocol::VbucketState::kPending:
+      return vbucket::VBucketState::kPending;
+    case protocol::VbucketState::kDead:
+      break;
+  }
+  return vbucket::VBucketState::kDead;
+}
+
+Disposition stat(CommandContext& context) {
+  const protocol::Request& request = context.request;
+  auto stats = collectStats(context.server, context.session.bucket, request.key);
+  if (!stats.ok()) {
+    const Status status =
+        absl::IsFailedPrecondition(stats.status()) ? Status::kNoBucket : Status::kKeyNotFound;
+    protocol::appendErrorResponse(context.out, request.opcode, status, request.opaque,
+                                  std::string(stats.status().message()));
+    return Disposition::kAnswered;
+  }
+  for (const auto& [name, value] : *stats) {
+    protocol::appendStatResponse(context.out, request.opaque, name, value);
+  }
+  protocol::appendStatEnd(context.out, request.opaque);
+  return Disposition::kAnswered;
+}
+
+Disposition setParam(CommandContext& context) {
+  const protocol::Request& request = context.request;
+  Bucket* bucket = selectedBucket(context);
+  if (bucket == nullptr) return Disposition::kAnswered;
+  // Every parameter type names a key of the bucket's configuration; the
+  // durability layer listens for its own keys and applies them at once.
+  const absl::Status status = bucket->config().setFromText(request.key, request.value);
+  if (!status.ok()) {
+    protocol::appendErrorResponse(context.out, request.opcode, Status::kEinval, request.opaque,
+                                  std::string(status.message()));
+    return Disposition::kAnswered;
+  }
+  protocol::appendStatusResponse(context.out, request.opcode, Status::kSuccess, request.opaque);
+  return Disposition::kAnswered;
+}
+
+Disposition setVbucket(CommandContext& context) {
+  const protocol::Request& request = context.request;
+  Bucket* bucket = selectedBucket(context);
+  if (bucket == nullptr) return Disposition::kAnswered;
+  vbucket::VBucket* vb = bucket->vbuckets().get(request.vbucket);
+  if (vb == nullptr) {
+    protocol::appendErrorResponse(
+        context.out, request.opcode, Status::kNotMyVbucket, request.opaque,
+        absl::StrCat("vbucket ", request.vbucket, " does not exist (the bucket has ",
+                     bucket->vbuckets().size(), ")"));
+    return Disposition::kAnswered;
+  }
+  // Listeners run here: leaving active answers the vbucket's SyncWrites ambiguous.
+  vb->setState(stateFor(request.vbucket_state));
+  protocol::appendStatusResponse(context.out, request.opcode, Status::kSuccess, request.opaque);
+  return Disposition::kAnswered;
+}
+
+}  // namespace
+
+void addAdminCommands(CommandTable& table) {
+  table[static_cast<uint8_t>(Opcode::kStat)] = &stat;
+  table[static_cast<uint8_t>(Opcode::kSetParam)] = &setParam;
+  table[static_cast<uint8_t>(Opcode::kSetVbucket)] = &setVbucket;
+}
+
+}  // namespace syncwrite::server::commands

@@ -1,0 +1,68 @@
+// DCP_OPEN, DCP_SEQNO_ACKNOWLEDGED: an external replica's side of a producer
+// stream, reduced to what durability needs (the replica says which prepares
+// it holds).
+//
+// DCP_SEQNO_ACKNOWLEDGED answers nothing on success, as kv_engine's producer
+// does (docs/dcp/documentation/commands/seqno-acknowledged.md), only its
+// errors.
+#include <string>
+
+#include <absl/strings/str_cat.h>
+
+#include "server/commands/families.h"
+#include "server/protocol/command_values.h"
+#include "server/protocol/response_encoder.h"
+
+namespace syncwrite::server::commands {
+namespace {
+
+using protocol::Opcode;
+using protocol::Status;
+
+Disposition dcpOpen(CommandContext& context) {
+  const protocol::Request& request = context.request;
+  Bucket* bucket = selectedBucket(context);
+  if (bucket == nullptr) return Disposition::kAnswered;
+  const std::string node(request.key);
+  if ((request.dcp_flags & protocol::kDcpOpenProducer) == 0) {
+    protocol::appendErrorResponse(context.out, request.opcode, Status::kEinval, request.opaque,
+                                  "DCP_OPEN: only producer connections are supported (a "
+                                  "replica opens one to receive prepares and acknowledge them)");
+    return Disposition::kAnswered;
+  }
+  const durability::ReplicationTopology topology = bucket->durability().topology();
+  if (node == topology.active() || !topology.contains(node)) {
+    protocol::appendErrorResponse(context.out, request.opcode, Status::kEinval, request.opaque,
+                                  absl::StrCat("DCP_OPEN: '", node, "' is not a replica of bucket '",
+                                               bucket->name(), "'"));
+    return Disposition::kAnswered;
+  }
+  context.session.dcp_replica = node;
+  context.session.dcp_bucket = bucket;
+  protocol::appendStatusResponse(context.out, request.opcode, Status::kSuccess, request.opaque);
+  return Disposition::kAnswered;
+}
+
+Disposition seqnoAcknowledged(CommandContext& context) {
+  const protocol::Request& request = context.request;
+  Session& session = context.session;
+  if (session.dcp_bucket == nullptr) {
+    protocol::appendErrorResponse(context.out, request.opcode, Status::kEinval, request.opaque,
+                                  "DCP_SEQNO_ACKNOWLEDGED needs DCP_OPEN on this connection");
+    return Disposition::kAnswered;
+  }
+  if (!session.dcp_bucket->seqnoAcknowledged(request.vbucket, session.dcp_replica,
+                                             request.prepared_seqno)) {
+    answerNotMyVbucket(context);
+  }
+  return Disposition::kAnswered;
+}
+
+}  // namespace
+
+void addDcpCommands(CommandTable& table) {
+  table[static_cast<uint8_t>(Opcode::kDcpOpen)] = &dcpOpen;
+  table[static_cast<uint8_t>(Opcode::kDcpSeqnoAcknowledged)] = &seqnoAcknowledged;
+}
+
+}  // namespace syncwrite::server::commands

@@ -1,0 +1,26 @@
+// The command families of syncwrite-server: each fills its own entries of the
+// dispatcher's table, so adding an opcode touches only its family's file (and
+// the protocol layer's parser, which must accept its shape).
+//
+// Layout after kv_engine's daemon/protocol/mcbp/ (one executor per opcode
+// family); the code is our own.
+#pragma once
+
+#include "server/command.h"
+
+namespace syncwrite::server::commands {
+
+// SET, ADD, REPLACE, DELETE: plain writes and SyncWrites (mutation.cc).
+void addMutationCommands(CommandTable& table);
+// GET (retrieval.cc).
+void addRetrievalCommands(CommandTable& table);
+// HELLO, SELECT_BUCKET, NOOP, VERSION, QUIT: the connection's own state
+// (session.cc).
+void addSessionCommands(CommandTable& table);
+// STAT, SET_PARAM, SET_VBUCKET: what an operator or test harness asks
+// (admin.cc).
+void addAdminCommands(CommandTable& table);
+// DCP_OPEN, DCP_SEQNO_ACKNOWLEDGED: an external replica (dcp.cc).
+void addDcpCommands(CommandTable& table);
+
+}  // namespace syncwrite::server::commands
