@@ -41,10 +41,15 @@ WriteStatus ActiveDurabilityMonitor::checkLocked(const WriteRequest& request, bo
     return WriteStatus::kDurabilityImpossible;
   }
   if (keys_.contains(keyView(request.key))) return WriteStatus::kSyncWriteInProgress;
-  if (request.op != WriteOp::kSet) {
-    const bool exists = vb_.hashTable().find(request.key) != nullptr;
+  if (request.op != WriteOp::kSet || request.expected_cas != 0) {
+    const vbucket::QueuedItem current = vb_.hashTable().find(request.key);
+    const bool exists =
+        current != nullptr && (request.unix_now == 0 || !current->expiredAt(request.unix_now));
     if (request.op == WriteOp::kAdd && exists) return WriteStatus::kKeyExists;
     if (request.op != WriteOp::kAdd && !exists) return WriteStatus::kKeyNotFound;
+    if (request.expected_cas != 0 && (current == nullptr || current->cas != request.expected_cas)) {
+      return WriteStatus::kKeyExists;
+    }
   }
   return WriteStatus::kPending;
 }
@@ -81,8 +86,9 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest&& request, Completion&& 
 
   const clock::TimePoint deadline = timeout.deadline(now, settings_.defaultTimeout());
   TrackedWrite& tracked = writes_.emplace_back(
-      TrackedWrite{vb_.checkpointManager().queuePrepare(
-                       std::move(request.key), std::move(request.value), request.cas, deleted),
+      TrackedWrite{vb_.checkpointManager().queuePrepare(std::move(request.key),
+                                                           std::move(request.value), request.cas,
+                                                           deleted, request.meta),
                    deadline, level, std::move(completion)});
   const Seqno seqno = tracked.prepare->seqno;
   keys_.insert(keyView(tracked.prepare->key));
@@ -98,7 +104,7 @@ WriteResult ActiveDurabilityMonitor::writePlainLocked(WriteRequest&& request) {
   std::string key = deleted ? request.key : std::string();
   vbucket::QueuedItem item =
       vb_.checkpointManager().queue(vbucket::QueueOp::kMutation, std::move(request.key),
-                                    std::move(request.value), request.cas, deleted);
+                                    std::move(request.value), request.cas, deleted, request.meta);
   if (deleted) {
     vb_.hashTable().erase(key);
   } else {

@@ -49,6 +49,15 @@ struct WriteRequest {
   // None: a plain write — unless durability_min_level is above none, which
   // makes every write a SyncWrite at (at least) that level.
   std::optional<Requirements> durability;
+  // Nonzero: the write happens only if the key's committed item has this CAS
+  // (kKeyNotFound when it has none, kKeyExists when it differs), checked
+  // under the lock that orders the write.
+  Cas expected_cas = 0;
+  vbucket::ItemMeta meta{};  // stored with the item
+  // Seconds since the Unix epoch, for the existence checks of kAdd, kReplace,
+  // kDelete and expected_cas: an item expired at this time counts as absent.
+  // 0: expiry is not considered.
+  uint32_t unix_now = 0;
 };
 
 enum class WriteStatus : uint8_t {

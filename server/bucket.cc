@@ -1,13 +1,16 @@
 #include "server/bucket.h"
 
+#include <cstring>
 #include <utility>
 
+#include <absl/strings/escaping.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
 #include "clock/clock_ref.h"
 #include "clock/coarse_clock.h"
 #include "server/log.h"
+#include "server/sasl/crypto.h"
 
 namespace syncwrite::server {
 
@@ -54,14 +57,26 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
   return bucket;
 }
 
+namespace {
+// `bytes` random bytes as lower-case hex.
+std::string randomHex(size_t bytes) {
+  return absl::BytesToHexString(sasl::randomBytes(bytes));
+}
+}  // namespace
+
 Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
                durability::ReplicationTopology topology)
     : name_(std::move(spec.name)),
+      uuid_(randomHex(16)),
       config_(std::move(spec.config)),
       vbuckets_(*config_, vbucket::VBucketState::kActive),
       durability_(std::make_unique<durability::BucketDurability>(
           name_, *config_, vbuckets_, pool, std::move(topology),
-          clock::ClockRef::of<clock::CoarseClock>())) {}
+          clock::ClockRef::of<clock::CoarseClock>())) {
+  const std::string bytes = sasl::randomBytes(sizeof(uint64_t) * vbuckets_.size());
+  vbucket_uuids_.resize(vbuckets_.size());
+  std::memcpy(vbucket_uuids_.data(), bytes.data(), bytes.size());
+}
 
 Bucket::~Bucket() {
   if (mode_listener_ != 0) config_->removeListener(mode_listener_);

@@ -19,6 +19,8 @@
 // the bucket is destroyed.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,9 +51,21 @@ class Bucket {
   Bucket& operator=(const Bucket&) = delete;
 
   const std::string& name() const noexcept { return name_; }
+  // 32 random hex digits, fixed for the bucket's life (the cluster map's uuid).
+  const std::string& uuid() const noexcept { return uuid_; }
+  // The cluster map's revision: 1 at creation, raised by each vbucket state
+  // change made through SET_VBUCKET (configChanged()).
+  uint64_t configRevision() const noexcept { return config_rev_.load(std::memory_order_acquire); }
+  void configChanged() noexcept { config_rev_.fetch_add(1, std::memory_order_acq_rel); }
+  // The vbucket's uuid, random at creation (MutationSeqno answers carry it
+  // beside the seqno, as kv_engine's vbucket failover uuid).
+  uint64_t vbucketUuid(vbucket::Vbid vbid) const noexcept {
+    return vbid < vbucket_uuids_.size() ? vbucket_uuids_[vbid] : 0;
+  }
   config::Configuration& config() noexcept { return *config_; }
   const config::Configuration& config() const noexcept { return *config_; }
   vbucket::VBucketMap& vbuckets() noexcept { return vbuckets_; }
+  const vbucket::VBucketMap& vbuckets() const noexcept { return vbuckets_; }
   durability::BucketDurability& durability() noexcept { return *durability_; }
   const durability::BucketDurability& durability() const noexcept { return *durability_; }
 
@@ -76,6 +90,9 @@ class Bucket {
   Bucket(BucketSpec spec, executor::ExecutorPool& pool, durability::ReplicationTopology topology);
 
   const std::string name_;
+  const std::string uuid_;
+  std::atomic<uint64_t> config_rev_{1};
+  std::vector<uint64_t> vbucket_uuids_;
   std::unique_ptr<config::Configuration> config_;
   vbucket::VBucketMap vbuckets_;
   std::unique_ptr<durability::BucketDurability> durability_;

@@ -1,23 +1,50 @@
 #include "server/command.h"
 
+#include <chrono>
+
 #include <absl/strings/str_cat.h>
 
 #include "server/bucket.h"
+#include "server/cluster_map.h"
 #include "server/protocol/response_encoder.h"
 #include "vbucket/vbucket_state.h"
 
 namespace syncwrite::server {
 
+uint32_t unixNow() noexcept {
+  return static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+uint32_t absoluteExpiry(uint32_t wire_expiry, uint32_t now) noexcept {
+  constexpr uint32_t kRelativeLimit = 30 * 24 * 60 * 60;
+  if (wire_expiry == 0) return 0;
+  return wire_expiry <= kRelativeLimit ? now + wire_expiry : wire_expiry;
+}
+
+void answerError(CommandContext& context, protocol::Status status, std::string_view message) {
+  protocol::appendErrorResponse(context.out, context.request.opcode, status,
+                                context.request.opaque, message, context.session.json);
+}
+
 void answerNoBucket(CommandContext& context) {
-  protocol::appendErrorResponse(context.out, context.request.opcode, protocol::Status::kNoBucket,
-                                context.request.opaque,
-                                "no bucket selected: send SELECT_BUCKET first");
+  answerError(context, protocol::Status::kNoBucket, "no bucket selected: send SELECT_BUCKET first");
 }
 
 void answerNotMyVbucket(CommandContext& context) {
-  protocol::appendErrorResponse(
-      context.out, context.request.opcode, protocol::Status::kNotMyVbucket, context.request.opaque,
-      absl::StrCat("vbucket ", context.request.vbucket, " is not active here"));
+  const Bucket* bucket = context.session.bucket;
+  if (bucket == nullptr) {
+    answerError(context, protocol::Status::kNotMyVbucket,
+                absl::StrCat("vbucket ", context.request.vbucket, " is not active here"));
+    return;
+  }
+  const std::string map = bucketConfigJson(*bucket, context.server);
+  protocol::appendResponse(context.out, {.opcode = context.request.opcode,
+                                         .status = protocol::Status::kNotMyVbucket,
+                                         .opaque = context.request.opaque,
+                                         .datatype = protocol::kDatatypeJson,
+                                         .value = map});
 }
 
 Bucket* selectedBucket(CommandContext& context) {

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "server/protocol/request.h"
+#include "server/sasl/exchange.h"
 #include "server/server_context.h"
 #include "vbucket/vbucket.h"
 
@@ -23,6 +24,17 @@ namespace syncwrite::server {
 
 // Per-connection state the commands change.
 struct Session {
+  // What HELLO agreed to; each changes how answers are shaped or sent.
+  bool json = false;            // JSON: answers may carry datatype JSON
+  bool xerror = false;          // XERROR: error answers may carry a context body
+  bool unordered = false;       // UnorderedExecution: answers leave when decided
+  bool mutation_seqno = false;  // MutationSeqno: mutation answers carry uuid + seqno
+
+  // The authenticated user (empty: none yet), and the SASL exchange under way.
+  std::string user;
+  std::unique_ptr<sasl::SaslExchange> sasl;
+
+  std::string peer;          // "address:port", for log lines
   Bucket* bucket = nullptr;  // after SELECT_BUCKET
   // After DCP_OPEN: the replica node this connection acknowledges for, and
   // the bucket it opened in (acks go there even if another is selected later).
@@ -51,14 +63,37 @@ struct CommandContext {
 
 using CommandHandler = Disposition (*)(CommandContext& context);
 
-// Handlers by opcode byte; null for an opcode no family implements.
-using CommandTable = std::array<CommandHandler, 256>;
+struct CommandEntry {
+  CommandHandler handler = nullptr;
+  // False for the few commands a connection may send before it has
+  // authenticated (HELLO, SASL, NOOP, VERSION, QUIT, GET_ERROR_MAP); the rest
+  // are answered NoAccess until then, when the server has users.
+  bool needs_auth = true;
+};
+
+// Entries by opcode byte; a null handler for an opcode no family implements.
+using CommandTable = std::array<CommandEntry, 256>;
+
+// Seconds since the Unix epoch, now (the clock item expiry is written in).
+uint32_t unixNow() noexcept;
+
+// A request's expiry as an absolute time: 0 stays 0 (never); up to 30 days
+// (2,592,000 s) counts from `now`; anything larger is already absolute
+// (memcached's rule, which kv_engine keeps).
+uint32_t absoluteExpiry(uint32_t wire_expiry, uint32_t now) noexcept;
 
 // Helpers the families share. Each appends one error answer to `out`.
 
+// `status` with kv_engine's error context {"error":{"context":"<message>"}}
+// (no body when `message` is empty), marked JSON only when the session
+// negotiated JSON.
+void answerError(CommandContext& context, protocol::Status status, std::string_view message);
+
 // 0x08: a data command before SELECT_BUCKET.
 void answerNoBucket(CommandContext& context);
-// 0x07: the request's vbucket is not active here (or does not exist).
+// 0x07: the request's vbucket is not active here (or does not exist). The
+// value is the selected bucket's cluster map (datatype JSON), as kv_engine
+// sends it, so a client re-routes by itself.
 void answerNotMyVbucket(CommandContext& context);
 
 // The session's bucket, or null after answering NoBucket.

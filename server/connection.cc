@@ -30,6 +30,7 @@ Connection::Connection(boost::asio::ip::tcp::socket socket, ServerContext& conte
   boost::system::error_code ec;
   auto endpoint = socket_.remote_endpoint(ec);
   peer_ = ec ? "unknown peer" : absl::StrCat(endpoint.address().to_string(), ":", endpoint.port());
+  session_.peer = peer_;
 }
 
 void Connection::start() {

@@ -14,6 +14,8 @@ Dispatcher::Dispatcher(ServerContext& context) : context_(context) {
   commands::addSessionCommands(table_);
   commands::addAdminCommands(table_);
   commands::addDcpCommands(table_);
+  commands::addAuthCommands(table_);
+  commands::addClusterCommands(table_);
 }
 
 uint64_t Dispatcher::nextCas() noexcept {
@@ -32,15 +34,22 @@ uint64_t Dispatcher::nextCas() noexcept {
 
 Disposition Dispatcher::execute(const protocol::Request& request, Session& session,
                                 std::string& out, const std::function<LateReply()>& defer) {
-  const CommandHandler handler = table_[static_cast<uint8_t>(request.opcode)];
-  if (handler == nullptr) {
-    // parseRequest refuses opcodes it does not know; this is a guard.
-    protocol::appendErrorResponse(out, request.opcode, protocol::Status::kUnknownCommand,
-                                  request.opaque, "unknown command");
+  const CommandEntry& entry = table_[static_cast<uint8_t>(request.opcode)];
+  if (entry.handler == nullptr) {
+    // parseRequest refuses opcodes it does not know; this is a guard. An
+    // unknown command is answered with no body, as kv_engine does.
+    protocol::appendStatusResponse(out, request.opcode, protocol::Status::kUnknownCommand,
+                                   request.opaque);
     return Disposition::kAnswered;
   }
   CommandContext context{context_, request, session, out, defer};
-  return handler(context);
+  if (entry.needs_auth && session.user.empty() && context_.users != nullptr &&
+      !context_.users->empty()) {
+    answerError(context, protocol::Status::kNoAccess,
+                "authenticate first (SASL_AUTH): this server has users");
+    return Disposition::kAnswered;
+  }
+  return entry.handler(context);
 }
 
 }  // namespace syncwrite::server

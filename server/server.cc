@@ -57,6 +57,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::create(ServerConfig config) {
   context.server_config = std::move(config.server);
   const config::Configuration& server_config = *context.server_config;
   context.node_name = server_config.get(config::keys::kNodeName);
+  context.users = std::make_unique<sasl::UserStore>(config.users);
+  if (context.users->empty()) {
+    logLine("warning: the config has no \"users\": every connection is served without "
+            "authentication");
+  }
   context.max_connections = server_config.get(config::keys::kMaxConnections);
   context.max_packet_size = server_config.get(config::keys::kMaxPacketSize);
   context.io_threads = kIoThreads;
@@ -95,6 +100,7 @@ absl::Status Server::listen(const ServerOptions& options) {
 absl::Status Server::run(const ServerOptions& options) {
   if (auto status = listen(options); !status.ok()) return status;
   const uint16_t port = acceptor_.local_endpoint().port();
+  context_.port = port;  // before any I/O thread runs
   if (options.port_file) {
     if (auto status = writePortFile(*options.port_file, port); !status.ok()) return status;
   }

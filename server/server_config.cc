@@ -9,6 +9,7 @@
 namespace syncwrite::server {
 
 const std::string_view kDefaultConfigJson = R"({
+  "users": {"Administrator": {"password": "password"}},
   "buckets": {
     "default": {
       "replicas": ["replica1"],
@@ -60,9 +61,13 @@ absl::StatusOr<std::vector<std::string>> parseReplicas(const std::string& where,
   std::vector<std::string> replicas;
   std::set<std::string> seen{node_name};
   for (const auto& node : value) {
+    if (node.is_null()) {
+      replicas.emplace_back();  // an undefined slot, as null in kv_engine's topology
+      continue;
+    }
     if (!node.is_string() || node.get<std::string>().empty()) {
-      return invalid(
-          where, absl::StrCat("\"replicas\" entry ", node.dump(), " is not a non-empty node name"));
+      return invalid(where, absl::StrCat("\"replicas\" entry ", node.dump(),
+                                         " is neither a non-empty node name nor null"));
     }
     const std::string name = node.get<std::string>();
     if (!seen.insert(name).second) {
@@ -104,6 +109,24 @@ absl::StatusOr<std::vector<SimulatedReplicaSpec>> parseSimulated(
   return simulated;
 }
 
+absl::StatusOr<std::map<std::string, std::string, std::less<>>> parseUsers(
+    const nlohmann::json& value) {
+  if (!value.is_object()) {
+    return invalid("users", "must be an object of user name -> {\"password\": \"...\"}");
+  }
+  std::map<std::string, std::string, std::less<>> users;
+  for (const auto& [name, body] : value.items()) {
+    const std::string at = absl::StrCat("users.", name);
+    if (name.empty()) return invalid("users", "a user name must not be empty");
+    if (!body.is_object() || body.size() != 1 || !body.contains("password") ||
+        !body["password"].is_string()) {
+      return invalid(at, "must be {\"password\": \"<text>\"} and nothing else");
+    }
+    users.emplace(name, body["password"].get<std::string>());
+  }
+  return users;
+}
+
 absl::StatusOr<BucketSpec> parseBucket(const std::string& name, const nlohmann::json& body,
                                        const std::string& node_name) {
   if (auto s = checkBucketName(name); !s.ok()) return s;
@@ -142,7 +165,11 @@ absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document) {
   nlohmann::json server_keys = nlohmann::json::object();
   const nlohmann::json* buckets = nullptr;
   for (const auto& [key, value] : document.items()) {
-    if (key == "buckets") {
+    if (key == "users") {
+      auto users = parseUsers(value);
+      if (!users.ok()) return users.status();
+      result.users = std::move(*users);
+    } else if (key == "buckets") {
       buckets = &value;
     } else {
       server_keys[key] = value;

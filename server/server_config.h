@@ -11,10 +11,18 @@
 //
 //  - "replicas": the replica nodes of every vbucket's chain (up to 3), after
 //    this node (node_name), which is always the active;
+//    A replica may be null: an undefined slot of the chain (kv_engine's
+//    topology JSON spells it so), which counts in the majority but can never
+//    acknowledge, so a SyncWrite needing it is refused DurabilityImpossible;
 //  - "simulated_replicas": those of them the server acknowledges for itself,
 //    each ack_delay_ms (0..60000) after a prepare. A replica listed but not
 //    simulated must acknowledge over DCP; one that never does makes every
 //    SyncWrite time out.
+// A third structural entry at the top level, "users", names the users
+// connections authenticate as (SASL), each {"password": "<text>"}:
+//    "users": {"Administrator": {"password": "password"}}
+// With users, a connection must authenticate before SELECT_BUCKET or any data
+// command; without, the server is open (and says so at start-up).
 // Everything else goes to config::Configuration (server scope for the top
 // level, bucket scope per bucket), so unknown keys and bad values are refused
 // with the config layer's own message, prefixed with where they were.
@@ -24,6 +32,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -50,12 +59,14 @@ struct BucketSpec {
 
 struct ServerConfig {
   std::unique_ptr<config::Configuration> server;  // server scope
+  std::map<std::string, std::string, std::less<>> users;  // name -> password
   std::vector<BucketSpec> buckets;                // in name order
 };
 
-// The configuration used without --config: one bucket "default" with every
-// key at its default (1024 vbuckets, event-driven) and one replica,
-// "replica1", simulated with a 1 ms ack delay.
+// The configuration used without --config: one user, "Administrator" with
+// password "password", and one bucket "default" with every key at its
+// default (1024 vbuckets, event-driven) and one replica, "replica1",
+// simulated with a 1 ms ack delay.
 extern const std::string_view kDefaultConfigJson;
 
 // Checks and splits a parsed document (see the file comment).

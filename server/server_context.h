@@ -22,6 +22,7 @@
 #include "config/configuration.h"
 #include "executor/executor_pool.h"
 #include "server/bucket.h"
+#include "server/sasl/user_store.h"
 
 namespace syncwrite::server {
 
@@ -35,6 +36,13 @@ struct ServerContext {
   size_t max_packet_size = 0;
   size_t io_threads = 0;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+
+  // The users connections authenticate as (the config's "users"). Empty: the
+  // server is open, and no command needs authentication.
+  std::unique_ptr<sasl::UserStore> users;
+  // The port the server listens on, for the cluster map; set before the I/O
+  // threads start.
+  uint16_t port = 0;
 
   std::unique_ptr<executor::ExecutorPool> pool;
   std::map<std::string, std::unique_ptr<Bucket>, std::less<>> buckets;

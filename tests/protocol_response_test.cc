@@ -60,8 +60,9 @@ TEST(ResponseEncoderTest, HelloNegotiatesWhatTheServerSupports) {
   std::string asked;
   appendFeatures(asked,
                  std::vector<Feature>{Feature::kTls, Feature::kSyncReplication, Feature::kXerror,
-                                      Feature::kSyncReplication, Feature::kJson,
-                                      Feature::kAltRequestSupport, Feature::kSelectBucket});
+                                      Feature::kSyncReplication, Feature::kSnappy,
+                                      Feature::kAltRequestSupport, Feature::kSelectBucket,
+                                      Feature::kCollections});
   const std::vector<Feature> agreed = negotiateFeatures(asked);
   EXPECT_EQ(agreed, (std::vector<Feature>{Feature::kSyncReplication, Feature::kXerror,
                                           Feature::kAltRequestSupport, Feature::kSelectBucket}));

@@ -66,7 +66,7 @@ TEST(ServerConfig, RefusesBadDocumentsSayingWhere) {
            {R"({"buckets": {"a": {"replicas": ["r1", "r1"]}}})", "names 'r1' twice"},
            {R"({"buckets": {"a": {"replicas": ["active"]}}})", "names 'active' twice"},
            {R"({"buckets": {"a": {"replicas": ["r1", "r2", "r3", "r4"]}}})", "at most 3"},
-           {R"({"buckets": {"a": {"replicas": [""]}}})", "not a non-empty node name"},
+           {R"({"buckets": {"a": {"replicas": [""]}}})", "neither a non-empty node name nor null"},
            {R"({"buckets": {"a": {"replicas": ["r1"], "simulated_replicas": {"r2": {}}}}})",
             "simulated_replicas.r2: not listed"},
            {R"({"buckets": {"a": {"replicas": ["r1"],

@@ -133,15 +133,15 @@ TEST(ServerProcess, ABodyOverMaxPacketSizeIsAnsweredTooBigAndClosed) {
   EXPECT_TRUE(client.waitForClose().ok());
 }
 
-// docs/protocol.md: a request CAS is refused NotSupported, and flags are
-// accepted but not kept (GET answers 0).
-TEST(ServerProcess, ARequestCasIsNotSupportedAndFlagsAreNotKept) {
+// docs/protocol.md: a request CAS makes a write conditional, and flags are
+// kept and returned.
+TEST(ServerProcess, ARequestCasIsCheckedAndFlagsAreKept) {
   ServerProcess server;
   ASSERT_TRUE(server.start());
   auto client = server.connect();
-  auto with_cas = client.set(3, "k", "v", {.cas = 5});
-  ASSERT_TRUE(with_cas.ok()) << with_cas.status();
-  EXPECT_EQ(with_cas->status, Status::kNotSupported);
+  auto missing = client.set(3, "k", "v", {.cas = 5});
+  ASSERT_TRUE(missing.ok()) << missing.status();
+  EXPECT_EQ(missing->status, Status::kKeyNotFound);
   auto stored = client.set(3, "k", "v", {.flags = 7});
   ASSERT_TRUE(stored.ok()) << stored.status();
   ASSERT_EQ(stored->status, Status::kSuccess);
@@ -149,7 +149,25 @@ TEST(ServerProcess, ARequestCasIsNotSupportedAndFlagsAreNotKept) {
   ASSERT_TRUE(got.ok()) << got.status();
   ASSERT_EQ(got->status, Status::kSuccess);
   EXPECT_EQ(got->value, "v");
-  EXPECT_EQ(got->extras, std::string(4, '\0'));
+  EXPECT_EQ(got->extras, std::string("\0\0\0\x07", 4));
+  EXPECT_EQ(got->cas, stored->cas);
+
+  auto stale = client.set(3, "k", "w", {.cas = stored->cas + 1});
+  ASSERT_TRUE(stale.ok()) << stale.status();
+  EXPECT_EQ(stale->status, Status::kKeyExists);
+  auto matched = client.replace(3, "k", "w", {.cas = stored->cas});
+  ASSERT_TRUE(matched.ok()) << matched.status();
+  EXPECT_EQ(matched->status, Status::kSuccess);
+  EXPECT_NE(matched->cas, stored->cas);
+  auto add_with_cas = client.add(3, "new", "v", {.cas = 1});
+  ASSERT_TRUE(add_with_cas.ok()) << add_with_cas.status();
+  EXPECT_EQ(add_with_cas->status, Status::kEinval);
+  auto stale_delete = client.del(3, "k", {.cas = stored->cas});
+  ASSERT_TRUE(stale_delete.ok()) << stale_delete.status();
+  EXPECT_EQ(stale_delete->status, Status::kKeyExists);
+  auto deleted = client.del(3, "k", {.cas = matched->cas});
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(deleted->status, Status::kSuccess);
 }
 
 TEST(ServerProcess, DataCommandsNeedASelectedBucketButTaskStatsDoNot) {
@@ -183,7 +201,7 @@ TEST(ServerProcess, DataCommandsNeedASelectedBucketButTaskStatsDoNot) {
   EXPECT_EQ(unknown->status, Status::kKeyNotFound);
   auto missing = client.selectBucket("nope");
   ASSERT_TRUE(missing.ok());
-  EXPECT_EQ(missing->status, Status::kKeyNotFound);
+  EXPECT_EQ(missing->status, Status::kNoAccess);
 
   auto refused = protocol::Client::connectToBucket("127.0.0.1", server.port(), "nope", "test");
   EXPECT_TRUE(absl::IsNotFound(refused.status())) << refused.status();

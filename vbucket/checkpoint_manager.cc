@@ -39,8 +39,9 @@ namespace {
 // drops it, and the block goes when no reader holds the item either.
 struct QueuedBlock {
   // The item is built in place: the strings move once, from the arguments.
-  QueuedBlock(QueueOp op, std::string&& key, std::string&& value, Cas cas, bool deleted)
-      : item{op, std::move(key), std::move(value), cas, 0, deleted} {}
+  QueuedBlock(QueueOp op, std::string&& key, std::string&& value, Cas cas, bool deleted,
+              ItemMeta meta)
+      : item{op, std::move(key), std::move(value), cas, 0, deleted, meta} {}
   Item item;
   CheckpointEntry entry;
 };
@@ -48,8 +49,8 @@ struct QueuedBlock {
 // A prepare's block also holds the entry of its commit or abort, which takes
 // its own reference to the block when it is queued.
 struct PrepareBlock {
-  PrepareBlock(std::string&& key, std::string&& value, Cas cas, bool deleted)
-      : item{QueueOp::kPrepare, std::move(key), std::move(value), cas, 0, deleted} {}
+  PrepareBlock(std::string&& key, std::string&& value, Cas cas, bool deleted, ItemMeta meta)
+      : item{QueueOp::kPrepare, std::move(key), std::move(value), cas, 0, deleted, meta} {}
   Item item;
   CheckpointEntry entry;
   CheckpointEntry resolution;
@@ -84,10 +85,11 @@ Seqno CheckpointManager::appendLocked(CheckpointEntry* entry, const QueuedItem& 
 }
 
 QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string value, Cas cas,
-                                    bool deleted) {
+                                    bool deleted, ItemMeta meta) {
   // Allocate outside the lock; the seqno is filled in under it, before any
   // other thread can see the item.
-  auto block = std::make_shared<QueuedBlock>(op, std::move(key), std::move(value), cas, deleted);
+  auto block = std::make_shared<QueuedBlock>(op, std::move(key), std::move(value), cas, deleted,
+                                             meta);
   Item* item = &block->item;
   CheckpointEntry* entry = &block->entry;
   QueuedItem result = attach(std::move(block), *entry);
@@ -98,8 +100,9 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
 }
 
 QueuedPrepare CheckpointManager::queuePrepare(std::string key, std::string value, Cas cas,
-                                              bool deleted) {
-  auto block = std::make_shared<PrepareBlock>(std::move(key), std::move(value), cas, deleted);
+                                              bool deleted, ItemMeta meta) {
+  auto block =
+      std::make_shared<PrepareBlock>(std::move(key), std::move(value), cas, deleted, meta);
   Item* item = &block->item;
   CheckpointEntry* entry = &block->entry;
   CheckpointEntry* resolution = &block->resolution;

@@ -26,6 +26,16 @@ enum class QueueOp : uint8_t { kMutation, kPrepare, kCommit, kAbort };
 // "mutation", "prepare", "commit", "abort".
 std::string_view toString(QueueOp op) noexcept;
 
+// What a client stores beside the value and gets back with it (memcached's
+// flags and expiry, and the value's datatype bits), carried, never
+// interpreted by this layer.
+struct ItemMeta {
+  uint32_t flags = 0;
+  // Absolute expiry in seconds since the Unix epoch; 0 = never.
+  uint32_t expiry = 0;
+  uint8_t datatype = 0;
+};
+
 struct Item {
   QueueOp op = QueueOp::kMutation;
   std::string key;
@@ -35,6 +45,13 @@ struct Item {
   // A deletion: the key has no value once this commits (a plain delete, or a
   // durable delete's prepare and commit).
   bool deleted = false;
+  ItemMeta meta{};
+
+  // True when the item has an expiry and `unix_now` (seconds since the epoch)
+  // has reached it.
+  bool expiredAt(uint32_t unix_now) const noexcept {
+    return meta.expiry != 0 && unix_now >= meta.expiry;
+  }
 
   // Bytes this item accounts for: the object and its key and value bytes.
   // An estimate (allocator overhead and the shared_ptr control block are not

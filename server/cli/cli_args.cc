@@ -13,6 +13,9 @@
 ABSL_FLAG(std::string, host, "127.0.0.1", "server address");
 ABSL_FLAG(uint16_t, port, 11210, "server port, 0..65535");
 ABSL_FLAG(std::string, bucket, "default", "bucket to select");
+ABSL_FLAG(std::string, user, "Administrator",
+          "user to authenticate as (SASL PLAIN); empty: do not authenticate");
+ABSL_FLAG(std::string, password, "password", "password of --user");
 ABSL_FLAG(uint32_t, vbuckets, 1024, "vbuckets per bucket, 1..65536, to find the vbucket of a key");
 ABSL_FLAG(std::optional<uint16_t>, vbucket, std::nullopt,
           "send key commands to this vbucket (0..65535) instead of the key's");
@@ -84,6 +87,8 @@ absl::StatusOr<CliArgs> parseArgs(const std::vector<std::string>& args) {
   out.host = absl::GetFlag(FLAGS_host);
   out.port = absl::GetFlag(FLAGS_port);
   out.bucket = absl::GetFlag(FLAGS_bucket);
+  out.user = absl::GetFlag(FLAGS_user);
+  out.password = absl::GetFlag(FLAGS_password);
   out.vbuckets = absl::GetFlag(FLAGS_vbuckets);
   if (out.vbuckets == 0 || out.vbuckets > 65536) {
     return absl::InvalidArgumentError(

@@ -42,6 +42,9 @@ struct CliArgs {
   std::string host = "127.0.0.1";
   uint16_t port = 11210;
   std::string bucket = "default";
+  // The embedded default configuration's user; empty: no authentication.
+  std::string user = "Administrator";
+  std::string password = "password";
   uint32_t vbuckets = 1024;         // for the vbucket of a key
   std::optional<uint16_t> vbucket;  // --vbucket: forced
   Command command = Command::kHelp;

@@ -65,10 +65,13 @@ int run(const CliArgs& args, std::ostream& out, std::ostream& err, std::chrono::
   const std::string_view bucket =
       args.command == Command::kVersion ? std::string_view() : std::string_view(args.bucket);
   absl::StatusOr<Client> connected =
-      Client::connectToBucket(args.host, args.port, bucket, "syncwrite-cli", {.timeout = wait});
+      Client::connectToBucket(args.host, args.port, bucket, "syncwrite-cli",
+                              {.timeout = wait, .user = args.user, .password = args.password});
   if (!connected.ok()) {
     err << describeTransportError(connected.status()) << "\n";
-    return absl::IsNotFound(connected.status()) ? kExitServerError : kExitNoAnswer;
+    return absl::IsNotFound(connected.status()) || absl::IsUnauthenticated(connected.status())
+               ? kExitServerError
+               : kExitNoAnswer;
   }
   Client& client = *connected;
   const std::string where = absl::StrCat(args.host, ":", args.port);

@@ -34,8 +34,7 @@ Disposition stat(CommandContext& context) {
   if (!stats.ok()) {
     const Status status =
         absl::IsFailedPrecondition(stats.status()) ? Status::kNoBucket : Status::kKeyNotFound;
-    protocol::appendErrorResponse(context.out, request.opcode, status, request.opaque,
-                                  std::string(stats.status().message()));
+    answerError(context, status, std::string(stats.status().message()));
     return Disposition::kAnswered;
   }
   for (const auto& [name, value] : *stats) {
@@ -53,8 +52,7 @@ Disposition setParam(CommandContext& context) {
   // durability layer listens for its own keys and applies them at once.
   const absl::Status status = bucket->config().setFromText(request.key, request.value);
   if (!status.ok()) {
-    protocol::appendErrorResponse(context.out, request.opcode, Status::kEinval, request.opaque,
-                                  std::string(status.message()));
+    answerError(context, Status::kEinval, std::string(status.message()));
     return Disposition::kAnswered;
   }
   protocol::appendStatusResponse(context.out, request.opcode, Status::kSuccess, request.opaque);
@@ -67,14 +65,13 @@ Disposition setVbucket(CommandContext& context) {
   if (bucket == nullptr) return Disposition::kAnswered;
   vbucket::VBucket* vb = bucket->vbuckets().get(request.vbucket);
   if (vb == nullptr) {
-    protocol::appendErrorResponse(
-        context.out, request.opcode, Status::kNotMyVbucket, request.opaque,
-        absl::StrCat("vbucket ", request.vbucket, " does not exist (the bucket has ",
+    answerError(context, Status::kNotMyVbucket, absl::StrCat("vbucket ", request.vbucket, " does not exist (the bucket has ",
                      bucket->vbuckets().size(), ")"));
     return Disposition::kAnswered;
   }
   // Listeners run here: leaving active answers the vbucket's SyncWrites ambiguous.
   vb->setState(stateFor(request.vbucket_state));
+  bucket->configChanged();
   protocol::appendStatusResponse(context.out, request.opcode, Status::kSuccess, request.opaque);
   return Disposition::kAnswered;
 }
@@ -82,9 +79,9 @@ Disposition setVbucket(CommandContext& context) {
 }  // namespace
 
 void addAdminCommands(CommandTable& table) {
-  table[static_cast<uint8_t>(Opcode::kStat)] = &stat;
-  table[static_cast<uint8_t>(Opcode::kSetParam)] = &setParam;
-  table[static_cast<uint8_t>(Opcode::kSetVbucket)] = &setVbucket;
+  table[static_cast<uint8_t>(Opcode::kStat)] = {&stat};
+  table[static_cast<uint8_t>(Opcode::kSetParam)] = {&setParam};
+  table[static_cast<uint8_t>(Opcode::kSetVbucket)] = {&setVbucket};
 }
 
 }  // namespace syncwrite::server::commands

@@ -25,15 +25,13 @@ Disposition dcpOpen(CommandContext& context) {
   if (bucket == nullptr) return Disposition::kAnswered;
   const std::string node(request.key);
   if ((request.dcp_flags & protocol::kDcpOpenProducer) == 0) {
-    protocol::appendErrorResponse(context.out, request.opcode, Status::kEinval, request.opaque,
-                                  "DCP_OPEN: only producer connections are supported (a "
+    answerError(context, Status::kEinval, "DCP_OPEN: only producer connections are supported (a "
                                   "replica opens one to receive prepares and acknowledge them)");
     return Disposition::kAnswered;
   }
   const durability::ReplicationTopology topology = bucket->durability().topology();
   if (node == topology.active() || !topology.contains(node)) {
-    protocol::appendErrorResponse(context.out, request.opcode, Status::kEinval, request.opaque,
-                                  absl::StrCat("DCP_OPEN: '", node, "' is not a replica of bucket '",
+    answerError(context, Status::kEinval, absl::StrCat("DCP_OPEN: '", node, "' is not a replica of bucket '",
                                                bucket->name(), "'"));
     return Disposition::kAnswered;
   }
@@ -47,8 +45,7 @@ Disposition seqnoAcknowledged(CommandContext& context) {
   const protocol::Request& request = context.request;
   Session& session = context.session;
   if (session.dcp_bucket == nullptr) {
-    protocol::appendErrorResponse(context.out, request.opcode, Status::kEinval, request.opaque,
-                                  "DCP_SEQNO_ACKNOWLEDGED needs DCP_OPEN on this connection");
+    answerError(context, Status::kEinval, "DCP_SEQNO_ACKNOWLEDGED needs DCP_OPEN on this connection");
     return Disposition::kAnswered;
   }
   if (!session.dcp_bucket->seqnoAcknowledged(request.vbucket, session.dcp_replica,
@@ -61,8 +58,8 @@ Disposition seqnoAcknowledged(CommandContext& context) {
 }  // namespace
 
 void addDcpCommands(CommandTable& table) {
-  table[static_cast<uint8_t>(Opcode::kDcpOpen)] = &dcpOpen;
-  table[static_cast<uint8_t>(Opcode::kDcpSeqnoAcknowledged)] = &seqnoAcknowledged;
+  table[static_cast<uint8_t>(Opcode::kDcpOpen)] = {&dcpOpen};
+  table[static_cast<uint8_t>(Opcode::kDcpSeqnoAcknowledged)] = {&seqnoAcknowledged};
 }
 
 }  // namespace syncwrite::server::commands

@@ -12,7 +12,7 @@ namespace syncwrite::server::commands {
 
 // SET, ADD, REPLACE, DELETE: plain writes and SyncWrites (mutation.cc).
 void addMutationCommands(CommandTable& table);
-// GET (retrieval.cc).
+// GET, GET_META, TOUCH, GAT (retrieval.cc).
 void addRetrievalCommands(CommandTable& table);
 // HELLO, SELECT_BUCKET, NOOP, VERSION, QUIT: the connection's own state
 // (session.cc).
@@ -22,5 +22,9 @@ void addSessionCommands(CommandTable& table);
 void addAdminCommands(CommandTable& table);
 // DCP_OPEN, DCP_SEQNO_ACKNOWLEDGED: an external replica (dcp.cc).
 void addDcpCommands(CommandTable& table);
+// SASL_LIST_MECHS, SASL_AUTH, SASL_STEP (auth.cc).
+void addAuthCommands(CommandTable& table);
+// GET_CLUSTER_CONFIG, GET_ERROR_MAP (cluster.cc).
+void addClusterCommands(CommandTable& table);
 
 }  // namespace syncwrite::server::commands

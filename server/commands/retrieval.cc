@@ -1,5 +1,16 @@
-// GET.
+// GET, GET_META, TOUCH, GAT.
+//
+// An item whose expiry has passed is absent to every read (KeyNotFound 0x01).
+// TOUCH and GAT change an item's expiry: they write the item again with the
+// same value and flags, a new CAS and seqno, on the condition that its CAS has
+// not changed since it was read (a concurrent write wins; the touch is
+// retried against the new item a few times, then answered Etmpfail 0x86,
+// which SDKs retry).
+#include <string>
+
 #include "server/commands/families.h"
+#include "server/dispatcher.h"
+#include "server/protocol/byte_order.h"
 #include "server/protocol/response_encoder.h"
 
 namespace syncwrite::server::commands {
@@ -8,23 +19,130 @@ namespace {
 using protocol::Opcode;
 using protocol::Status;
 
+constexpr int kTouchAttempts = 8;
+
+// The live committed item of the request's key, or null after answering.
+vbucket::QueuedItem liveItem(CommandContext& context, vbucket::VBucket& vb, uint32_t now) {
+  vbucket::QueuedItem item = vb.hashTable().find(context.request.key);
+  if (item == nullptr || item->expiredAt(now)) {
+    answerError(context, Status::kKeyNotFound, "no such key");
+    return nullptr;
+  }
+  return item;
+}
+
+// A value answer (GET, GAT): 4-byte flags extras, the item's datatype masked
+// by what the session negotiated.
+void answerValue(CommandContext& context, const vbucket::Item& item, uint64_t cas) {
+  std::string extras;
+  protocol::wire::append32(extras, item.meta.flags);
+  const uint8_t datatype = context.session.json ? item.meta.datatype : protocol::kDatatypeRaw;
+  protocol::appendResponse(context.out, {.opcode = context.request.opcode,
+                                         .status = Status::kSuccess,
+                                         .opaque = context.request.opaque,
+                                         .cas = cas,
+                                         .datatype = datatype,
+                                         .extras = extras,
+                                         .value = item.value});
+}
+
 Disposition get(CommandContext& context) {
+  vbucket::VBucket* vb = activeVbucket(context);
+  if (vb == nullptr) return Disposition::kAnswered;
+  vbucket::QueuedItem item = liveItem(context, *vb, unixNow());
+  if (item != nullptr) answerValue(context, *item, item->cas);
+  return Disposition::kAnswered;
+}
+
+// Extras of the answer (kv_engine docs/BinaryProtocol.md, GET_META): deleted
+// (always 0: a deleted key is absent here), flags, expiry, seqno (the item's
+// by-seqno; kv_engine sends its revision seqno), and with version 2 the
+// datatype.
+Disposition getMeta(CommandContext& context) {
+  vbucket::VBucket* vb = activeVbucket(context);
+  if (vb == nullptr) return Disposition::kAnswered;
+  vbucket::QueuedItem item = liveItem(context, *vb, unixNow());
+  if (item == nullptr) return Disposition::kAnswered;
+  std::string extras;
+  protocol::wire::append32(extras, 0);
+  protocol::wire::append32(extras, item->meta.flags);
+  protocol::wire::append32(extras, item->meta.expiry);
+  protocol::wire::append64(extras, item->seqno);
+  const std::string_view version = context.request.extras;
+  if (version.size() == 1 && version[0] == 2) extras.push_back(static_cast<char>(item->meta.datatype));
+  protocol::appendResponse(context.out, {.opcode = context.request.opcode,
+                                         .status = Status::kSuccess,
+                                         .opaque = context.request.opaque,
+                                         .cas = item->cas,
+                                         .extras = extras});
+  return Disposition::kAnswered;
+}
+
+// TOUCH and GAT: rewrite the item with the new expiry (see the file comment).
+Disposition touch(CommandContext& context) {
   const protocol::Request& request = context.request;
   vbucket::VBucket* vb = activeVbucket(context);
   if (vb == nullptr) return Disposition::kAnswered;
-  vbucket::QueuedItem item = vb->hashTable().find(request.key);
-  if (item == nullptr) {
-    protocol::appendErrorResponse(context.out, request.opcode, Status::kKeyNotFound,
-                                  request.opaque, "no such key");
-    return Disposition::kAnswered;
+  Bucket& bucket = *context.session.bucket;
+  for (int attempt = 0; attempt < kTouchAttempts; ++attempt) {
+    const uint32_t now = unixNow();
+    vbucket::QueuedItem item = liveItem(context, *vb, now);
+    if (item == nullptr) return Disposition::kAnswered;
+    durability::WriteRequest write;
+    write.op = durability::WriteOp::kSet;
+    write.key = std::string(request.key);
+    write.value = item->value;
+    write.cas = Dispatcher::nextCas();
+    write.expected_cas = item->cas;
+    write.meta = item->meta;
+    write.meta.expiry = absoluteExpiry(request.expiry, now);
+    write.unix_now = now;
+    if (bucket.durability().mayPend(write)) {
+      // durability_min_level makes every write a SyncWrite; a touch that
+      // would wait is refused rather than answered twice.
+      answerError(context, Status::kNotSupported,
+                  "TOUCH/GAT while durability_min_level is above none is not supported");
+      return Disposition::kAnswered;
+    }
+    const uint64_t cas = write.cas;
+    const durability::WriteResult result = bucket.write(request.vbucket, std::move(write), {});
+    switch (result.status) {
+      case durability::WriteStatus::kCommitted:
+        if (request.opcode == Opcode::kGat) {
+          answerValue(context, *item, cas);
+        } else {
+          protocol::appendStatusResponse(context.out, request.opcode, Status::kSuccess,
+                                         request.opaque, cas);
+        }
+        return Disposition::kAnswered;
+      case durability::WriteStatus::kKeyExists:  // the CAS moved: read again
+        continue;
+      case durability::WriteStatus::kKeyNotFound:
+        answerError(context, Status::kKeyNotFound, "no such key");
+        return Disposition::kAnswered;
+      case durability::WriteStatus::kSyncWriteInProgress:
+        answerError(context, Status::kSyncWriteInProgress, "sync_write_in_progress");
+        return Disposition::kAnswered;
+      case durability::WriteStatus::kNotActive:
+        answerNotMyVbucket(context);
+        return Disposition::kAnswered;
+      default:
+        answerError(context, Status::kInternalError,
+                    std::string(durability::toString(result.status)));
+        return Disposition::kAnswered;
+    }
   }
-  // Flags are not stored (the vbucket layer's items carry none): always 0.
-  protocol::appendGetResponse(context.out, request.opaque, item->cas, 0, item->value);
+  answerError(context, Status::kEtmpfail, "the item kept changing under TOUCH; retry");
   return Disposition::kAnswered;
 }
 
 }  // namespace
 
-void addRetrievalCommands(CommandTable& table) { table[static_cast<uint8_t>(Opcode::kGet)] = &get; }
+void addRetrievalCommands(CommandTable& table) {
+  table[static_cast<uint8_t>(Opcode::kGet)] = {&get};
+  table[static_cast<uint8_t>(Opcode::kGetMeta)] = {&getMeta};
+  table[static_cast<uint8_t>(Opcode::kTouch)] = {&touch};
+  table[static_cast<uint8_t>(Opcode::kGat)] = {&touch};
+}
 
 }  // namespace syncwrite::server::commands

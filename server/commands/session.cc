@@ -13,9 +13,30 @@ namespace {
 using protocol::Opcode;
 using protocol::Status;
 
+// Each HELLO replaces what the previous one agreed to, as in kv_engine.
 Disposition hello(CommandContext& context) {
-  protocol::appendHelloResponse(context.out, context.request.opaque,
-                                protocol::negotiateFeatures(context.request.value));
+  const std::vector<protocol::Feature> agreed = protocol::negotiateFeatures(context.request.value);
+  Session& session = context.session;
+  session.json = session.xerror = session.unordered = session.mutation_seqno = false;
+  for (protocol::Feature feature : agreed) {
+    switch (feature) {
+      case protocol::Feature::kJson:
+        session.json = true;
+        break;
+      case protocol::Feature::kXerror:
+        session.xerror = true;
+        break;
+      case protocol::Feature::kUnorderedExecution:
+        session.unordered = true;
+        break;
+      case protocol::Feature::kMutationSeqno:
+        session.mutation_seqno = true;
+        break;
+      default:
+        break;
+    }
+  }
+  protocol::appendHelloResponse(context.out, context.request.opaque, agreed);
   return Disposition::kAnswered;
 }
 
@@ -25,9 +46,10 @@ Disposition selectBucket(CommandContext& context) {
     context.session.bucket = bucket;
     protocol::appendStatusResponse(context.out, request.opcode, Status::kSuccess, request.opaque);
   } else {
-    protocol::appendErrorResponse(context.out, request.opcode, Status::kKeyNotFound,
-                                  request.opaque,
-                                  absl::StrCat("no bucket named '", std::string(request.key), "'"));
+    // NoAccess, as kv_engine answers (it does not say whether the bucket
+    // exists); SDKs report it at once as "bucket not found".
+    answerError(context, Status::kNoAccess,
+                absl::StrCat("no bucket named '", std::string(request.key), "'"));
   }
   return Disposition::kAnswered;
 }
@@ -52,11 +74,11 @@ Disposition quit(CommandContext& context) {
 }  // namespace
 
 void addSessionCommands(CommandTable& table) {
-  table[static_cast<uint8_t>(Opcode::kHello)] = &hello;
-  table[static_cast<uint8_t>(Opcode::kSelectBucket)] = &selectBucket;
-  table[static_cast<uint8_t>(Opcode::kNoop)] = &noop;
-  table[static_cast<uint8_t>(Opcode::kVersion)] = &version;
-  table[static_cast<uint8_t>(Opcode::kQuit)] = &quit;
+  table[static_cast<uint8_t>(Opcode::kHello)] = {&hello, false};
+  table[static_cast<uint8_t>(Opcode::kSelectBucket)] = {&selectBucket};
+  table[static_cast<uint8_t>(Opcode::kNoop)] = {&noop, false};
+  table[static_cast<uint8_t>(Opcode::kVersion)] = {&version, false};
+  table[static_cast<uint8_t>(Opcode::kQuit)] = {&quit, false};
 }
 
 }  // namespace syncwrite::server::commands

@@ -191,6 +191,15 @@ absl::StatusOr<Client> Client::connectToBucket(std::string_view host, uint16_t p
   if (auto hello = client->hello(kClientFeatures, agent); !hello.ok()) {
     return located(hello.status());
   }
+  if (!options.user.empty()) {
+    absl::StatusOr<Response> authed = client->saslPlain(options.user, options.password);
+    if (!authed.ok()) return located(authed.status());
+    if (!authed->ok()) {
+      return absl::UnauthenticatedError(absl::StrCat(
+          where, ": user \"", options.user, "\": authentication failed (",
+          std::string(describe(authed->status)), ")"));
+    }
+  }
   if (bucket.empty()) return client;
   absl::StatusOr<Response> selected = client->selectBucket(bucket);
   if (!selected.ok()) return located(selected.status());
@@ -281,6 +290,20 @@ absl::StatusOr<std::vector<Feature>> Client::hello(std::span<const Feature> feat
 
 absl::StatusOr<Response> Client::selectBucket(std::string_view bucket) {
   return call([&](std::string& out, uint32_t opaque) { appendSelectBucket(out, opaque, bucket); });
+}
+
+absl::StatusOr<Response> Client::saslPlain(std::string_view user, std::string_view password) {
+  std::string message;
+  message.push_back('\0');
+  message.append(user);
+  message.push_back('\0');
+  message.append(password);
+  return call([&](std::string& out, uint32_t opaque) {
+    appendRequest(out, {.opcode = Opcode::kSaslAuth,
+                        .opaque = opaque,
+                        .key = "PLAIN",
+                        .value = message});
+  });
 }
 
 absl::StatusOr<Response> Client::get(uint16_t vbucket, std::string_view key) {

@@ -58,6 +58,11 @@ struct ClientOptions {
   std::chrono::milliseconds timeout{30'000};
   // Largest response body accepted; a bigger one is kDataLoss.
   size_t max_packet_size = size_t{64} * 1024 * 1024;
+  // The credentials connectToBucket() authenticates with (SASL PLAIN); the
+  // embedded default configuration's user by default. An empty user skips
+  // authentication. A server with no users accepts PLAIN without checking.
+  std::string user = "Administrator";
+  std::string password = "password";
 };
 
 // A STAT answer: the stats in the order the server sent them, or the error
@@ -80,10 +85,13 @@ class Client {
                                         ClientOptions options = {});
 
   // The start of every session: connect(), HELLO with kClientFeatures and
-  // `agent`, then SELECT_BUCKET `bucket` unless it is empty. Errors: those of
-  // connect() as they are; after it, the failing step's prefixed with
-  // "HOST:PORT: ", and kNotFound "HOST:PORT: no bucket \"B\": <status
-  // description> (server: <context>)" when the server refuses the bucket.
+  // `agent`, SASL PLAIN with options.user (unless it is empty), then
+  // SELECT_BUCKET `bucket` unless it is empty. Errors: those of connect() as
+  // they are; after it, the failing step's prefixed with "HOST:PORT: ",
+  // kUnauthenticated "HOST:PORT: user \"U\": authentication failed" when the
+  // server refuses the credentials, and kNotFound "HOST:PORT: no bucket
+  // \"B\": <status description> (server: <context>)" when it refuses the
+  // bucket.
   static absl::StatusOr<Client> connectToBucket(std::string_view host, uint16_t port,
                                                 std::string_view bucket, std::string_view agent,
                                                 ClientOptions options = {});
@@ -98,6 +106,9 @@ class Client {
                                              std::string_view agent = "syncwrite-client");
 
   absl::StatusOr<Response> selectBucket(std::string_view bucket);
+
+  // SASL_AUTH with mechanism PLAIN: Success, or AuthError.
+  absl::StatusOr<Response> saslPlain(std::string_view user, std::string_view password);
 
   // GET: on Success, value = the document, cas = its CAS, extras = 4-byte flags.
   absl::StatusOr<Response> get(uint16_t vbucket, std::string_view key);

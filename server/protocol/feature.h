@@ -2,9 +2,11 @@
 //
 // Feature codes from couchbase/kv_engine docs/BinaryProtocol.md ("0x1f HELO"):
 // the request's value is a list of 2-byte big-endian codes; the server answers
-// the subset it agrees to, in the same encoding. XERROR, SELECT_BUCKET,
+// the subset it agrees to, in the same encoding. TcpNodelay, SELECT_BUCKET,
 // AltRequestSupport and SyncReplication are informational for syncwrite (the
-// server behaves the same whether or not they were negotiated).
+// server behaves the same whether or not they were negotiated); JSON, XERROR,
+// UnorderedExecution and MutationSeqno change how answers are shaped or sent
+// (server/command.h, Session).
 #pragma once
 
 #include <cstdint>
@@ -35,8 +37,9 @@ enum class Feature : uint16_t {
   kOpenTracing = 0x13,
 };
 
-// What syncwrite-server agrees to: XERROR, SELECT_BUCKET, AltRequestSupport,
-// SyncReplication.
+// What syncwrite-server agrees to: TcpNodelay, MutationSeqno, XERROR,
+// SELECT_BUCKET, JSON, UnorderedExecution, AltRequestSupport, SyncReplication.
+// Never Snappy, XATTR, Collections, Duplex or cluster-map notifications.
 std::span<const Feature> serverFeatures() noexcept;
 
 // The features of a HELLO request's value that appear in `supported`, in the

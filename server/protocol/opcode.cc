@@ -22,8 +22,24 @@ std::string_view toString(Opcode opcode) noexcept {
       return "VERSION";
     case Opcode::kStat:
       return "STAT";
+    case Opcode::kTouch:
+      return "TOUCH";
+    case Opcode::kGat:
+      return "GAT";
     case Opcode::kHello:
       return "HELLO";
+    case Opcode::kSaslListMechs:
+      return "SASL_LIST_MECHS";
+    case Opcode::kSaslAuth:
+      return "SASL_AUTH";
+    case Opcode::kSaslStep:
+      return "SASL_STEP";
+    case Opcode::kGetMeta:
+      return "GET_META";
+    case Opcode::kGetClusterConfig:
+      return "GET_CLUSTER_CONFIG";
+    case Opcode::kGetErrorMap:
+      return "GET_ERROR_MAP";
     case Opcode::kSetVbucket:
       return "SET_VBUCKET";
     case Opcode::kDcpOpen:

@@ -31,12 +31,20 @@ enum class Opcode : uint8_t {
   kNoop = 0x0a,
   kVersion = 0x0b,
   kStat = 0x10,
+  kTouch = 0x1c,
+  kGat = 0x1d,
   kHello = 0x1f,
+  kSaslListMechs = 0x20,
+  kSaslAuth = 0x21,
+  kSaslStep = 0x22,
   kSetVbucket = 0x3d,
   kDcpOpen = 0x50,
   kDcpSeqnoAcknowledged = 0x61,
   kSetParam = 0x82,
   kSelectBucket = 0x89,
+  kGetMeta = 0xa0,
+  kGetClusterConfig = 0xb5,
+  kGetErrorMap = 0xfe,
 };
 
 // True for the opcodes listed above; false for any other byte.

@@ -10,8 +10,6 @@ namespace syncwrite::server::protocol {
 
 namespace {
 
-constexpr uint8_t kDatatypeRaw = 0x00;
-constexpr uint8_t kDatatypeJson = 0x01;
 constexpr uint16_t kReservedTimeoutMax = 0xffff;
 
 void setError(ParseResult& result, Status status, std::string message) {
@@ -62,6 +60,19 @@ Shape shapeOf(Opcode opcode) {
       return {8, -1, Need::kRequired, Need::kAny};
     case Opcode::kDcpSeqnoAcknowledged:
       return {8, -1, Need::kNone, Need::kNone};
+    case Opcode::kTouch:
+    case Opcode::kGat:
+      return {4, -1, Need::kRequired, Need::kNone};
+    case Opcode::kSaslListMechs:
+    case Opcode::kGetClusterConfig:
+      return {0, -1, Need::kNone, Need::kNone};
+    case Opcode::kSaslAuth:
+    case Opcode::kSaslStep:
+      return {0, -1, Need::kRequired, Need::kAny};
+    case Opcode::kGetMeta:
+      return {0, 1, Need::kRequired, Need::kNone};
+    case Opcode::kGetErrorMap:
+      return {0, -1, Need::kNone, Need::kRequired};
   }
   return {0, -1, Need::kNone, Need::kNone};
 }
@@ -262,6 +273,17 @@ ParseResult parseRequest(const Packet& packet) {
     }
     case Opcode::kDcpOpen:
       r.dcp_flags = wire::load32(packet.extras, 4);
+      break;
+    case Opcode::kTouch:
+    case Opcode::kGat:
+      r.expiry = wire::load32(packet.extras, 0);
+      break;
+    case Opcode::kGetErrorMap:
+      if (packet.value.size() != 2) {
+        return refuse(result, Status::kEinval,
+                      absl::StrCat("GET_ERROR_MAP value must be a 2-byte version, got ",
+                                   packet.value.size(), " bytes"));
+      }
       break;
     case Opcode::kDcpSeqnoAcknowledged:
       r.prepared_seqno = wire::load64(packet.extras, 0);

@@ -27,6 +27,11 @@
 //   DCP_OPEN           8-byte extras (seqno, flags), key (connection name),
 //                      any value
 //   DCP_SEQNO_ACKNOWLEDGED  8-byte extras (prepared seqno), no key, no value
+//   TOUCH, GAT         4-byte extras (expiry), key, no value
+//   SASL_LIST_MECHS, GET_CLUSTER_CONFIG  nothing
+//   SASL_AUTH, SASL_STEP  no extras, key (mechanism), any value (the message)
+//   GET_META           no extras or 1 byte (the version of the answer), key
+//   GET_ERROR_MAP      no extras, no key, 2-byte value (the version asked)
 //
 // The server answers an error with the request's opcode and opaque (always
 // filled in, even on failure) and keeps the connection.
@@ -45,6 +50,11 @@
 
 namespace syncwrite::server::protocol {
 
+// Datatype bits (kv_engine docs/BinaryProtocol.md "Data Types"); syncwrite
+// accepts raw and JSON values and negotiates neither Snappy nor XATTR.
+inline constexpr uint8_t kDatatypeRaw = 0x00;
+inline constexpr uint8_t kDatatypeJson = 0x01;
+
 // A validated request. The string_views point into the packet's buffer.
 struct Request {
   Opcode opcode = Opcode::kNoop;
@@ -62,7 +72,7 @@ struct Request {
 
   // Decoded extras, meaningful only for their opcode.
   uint32_t flags = 0;                                // SET/ADD/REPLACE
-  uint32_t expiry = 0;                               // SET/ADD/REPLACE
+  uint32_t expiry = 0;                               // SET/ADD/REPLACE/TOUCH/GAT
   ParamType param_type = ParamType::kFlush;          // SET_PARAM
   VbucketState vbucket_state = VbucketState::kDead;  // SET_VBUCKET
   uint32_t dcp_flags = 0;                            // DCP_OPEN

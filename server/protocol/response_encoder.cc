@@ -7,10 +7,6 @@
 
 namespace syncwrite::server::protocol {
 
-namespace {
-constexpr uint8_t kDatatypeJson = 0x01;
-}  // namespace
-
 void appendResponse(std::string& out, const ResponseFields& r) {
   Header h;
   h.magic = static_cast<uint8_t>(Magic::kClientResponse);
@@ -35,7 +31,7 @@ void appendStatusResponse(std::string& out, Opcode opcode, Status status, uint32
 }
 
 void appendErrorResponse(std::string& out, Opcode opcode, Status status, uint32_t opaque,
-                         std::string_view message) {
+                         std::string_view message, bool json_datatype) {
   if (message.empty()) {
     appendStatusResponse(out, opcode, status, opaque);
     return;
@@ -45,7 +41,7 @@ void appendErrorResponse(std::string& out, Opcode opcode, Status status, uint32_
   appendResponse(out, {.opcode = opcode,
                        .status = status,
                        .opaque = opaque,
-                       .datatype = kDatatypeJson,
+                       .datatype = json_datatype ? kDatatypeJson : uint8_t{0},
                        .value = body});
 }
 

@@ -39,10 +39,11 @@ void appendStatusResponse(std::string& out, Opcode opcode, Status status, uint32
                           uint64_t cas = 0);
 
 // An error with an explanation. The value is kv_engine's error-context JSON,
-// {"error":{"context":"<message>"}}, with datatype JSON; with an empty
-// message, no body at all.
+// {"error":{"context":"<message>"}}, with datatype JSON unless `json_datatype`
+// is false (a connection that did not negotiate JSON); with an empty message,
+// no body at all.
 void appendErrorResponse(std::string& out, Opcode opcode, Status status, uint32_t opaque,
-                         std::string_view message);
+                         std::string_view message, bool json_datatype = true);
 
 // The answer to a request parseRequest refused: its opcode, opaque, status and
 // message.

@@ -9,29 +9,46 @@ struct StatusText {
   Status status;
   std::string_view name;
   std::string_view description;
+  std::string_view attributes;  // kv_engine error map attributes
 };
 
-// Descriptions paraphrase kv_engine docs/BinaryProtocol.md "Response Status".
-constexpr std::array<StatusText, 18> kStatuses{{
-    {Status::kSuccess, "Success", "success"},
-    {Status::kKeyNotFound, "KeyNotFound", "not found"},
-    {Status::kKeyExists, "KeyExists", "key exists"},
-    {Status::kTooBig, "TooBig", "value too large"},
-    {Status::kEinval, "Einval", "invalid arguments"},
-    {Status::kNotStored, "NotStored", "not stored"},
-    {Status::kNotMyVbucket, "NotMyVbucket", "not my vbucket"},
-    {Status::kNoBucket, "NoBucket", "no bucket"},
-    {Status::kUnknownCommand, "UnknownCommand", "unknown command"},
-    {Status::kEnomem, "Enomem", "out of memory"},
-    {Status::kNotSupported, "NotSupported", "not supported"},
-    {Status::kInternalError, "InternalError", "internal error"},
-    {Status::kBusy, "Busy", "busy"},
-    {Status::kEtmpfail, "Etmpfail", "temporary failure"},
-    {Status::kDurabilityInvalidLevel, "DurabilityInvalidLevel", "invalid durability level"},
-    {Status::kDurabilityImpossible, "DurabilityImpossible", "durability impossible"},
-    {Status::kSyncWriteInProgress, "SyncWriteInProgress", "sync write in progress"},
-    {Status::kSyncWriteAmbiguous, "SyncWriteAmbiguous", "sync write ambiguous"},
+// Descriptions paraphrase kv_engine docs/BinaryProtocol.md "Response Status";
+// attributes follow docs/ErrorMap.md and kv_engine's published error map.
+constexpr std::array<StatusText, 22> kStatuses{{
+    {Status::kSuccess, "Success", "success", "success"},
+    {Status::kKeyNotFound, "KeyNotFound", "not found", "item-only"},
+    {Status::kKeyExists, "KeyExists", "key exists", "item-only"},
+    {Status::kTooBig, "TooBig", "value too large", "invalid-input"},
+    {Status::kEinval, "Einval", "invalid arguments", "invalid-input"},
+    {Status::kNotStored, "NotStored", "not stored", "item-only"},
+    {Status::kNotMyVbucket, "NotMyVbucket", "not my vbucket", "fetch-config"},
+    {Status::kNoBucket, "NoBucket", "no bucket", "conn-state-invalidated"},
+    {Status::kAuthError, "AuthError", "authentication error", "auth"},
+    {Status::kAuthContinue, "AuthContinue", "continue authentication", "special-handling auth"},
+    {Status::kNoAccess, "NoAccess", "no access", "auth"},
+    {Status::kUnknownCommand, "UnknownCommand", "unknown command", "support"},
+    {Status::kEnomem, "Enomem", "out of memory", "temp retry-later"},
+    {Status::kNotSupported, "NotSupported", "not supported", "support"},
+    {Status::kInternalError, "InternalError", "internal error", "internal"},
+    {Status::kBusy, "Busy", "busy", "temp retry-now"},
+    {Status::kEtmpfail, "Etmpfail", "temporary failure", "temp retry-now"},
+    {Status::kDurabilityInvalidLevel, "DurabilityInvalidLevel", "invalid durability level",
+     "invalid-input"},
+    {Status::kDurabilityImpossible, "DurabilityImpossible", "durability impossible",
+     "item-only"},
+    {Status::kSyncWriteInProgress, "SyncWriteInProgress", "sync write in progress",
+     "item-only temp retry-later"},
+    {Status::kSyncWriteAmbiguous, "SyncWriteAmbiguous", "sync write ambiguous", "item-only"},
+    {Status::kSyncWriteReCommitInProgress, "SyncWriteReCommitInProgress",
+     "sync write re-commit in progress", "item-only temp retry-later"},
 }};
+
+constexpr std::array<Status, kStatuses.size()> statusList() {
+  std::array<Status, kStatuses.size()> out{};
+  for (size_t i = 0; i < kStatuses.size(); ++i) out[i] = kStatuses[i].status;
+  return out;
+}
+constexpr std::array<Status, kStatuses.size()> kStatusList = statusList();
 
 const StatusText* lookup(Status status) noexcept {
   for (const auto& entry : kStatuses) {
@@ -44,6 +61,13 @@ const StatusText* lookup(Status status) noexcept {
 std::string_view toString(Status status) noexcept {
   const StatusText* entry = lookup(status);
   return entry ? entry->name : "Unknown";
+}
+
+std::span<const Status> allStatuses() noexcept { return kStatusList; }
+
+std::string_view errorMapAttributes(Status status) noexcept {
+  const StatusText* entry = lookup(status);
+  return entry ? entry->attributes : "";
 }
 
 std::string_view describe(Status status) noexcept {

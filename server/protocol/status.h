@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 namespace syncwrite::server::protocol {
@@ -22,6 +23,9 @@ enum class Status : uint16_t {
   kNotStored = 0x05,
   kNotMyVbucket = 0x07,  // the vbucket does not exist or is not active
   kNoBucket = 0x08,      // a data command before SELECT_BUCKET
+  kAuthError = 0x20,     // SASL: wrong credentials or a malformed exchange
+  kAuthContinue = 0x21,  // SASL: send the next step (SASL_STEP)
+  kNoAccess = 0x24,      // not authenticated yet, or no such bucket for this user
   kUnknownCommand = 0x81,
   kEnomem = 0x82,
   kNotSupported = 0x83,  // a mutation with a request CAS (compare-and-swap)
@@ -32,6 +36,7 @@ enum class Status : uint16_t {
   kDurabilityImpossible = 0xa1,    // the topology cannot satisfy the level
   kSyncWriteInProgress = 0xa2,     // another SyncWrite on the key is in flight
   kSyncWriteAmbiguous = 0xa3,      // timeout, vbucket left active, bucket deleted, shutdown
+  kSyncWriteReCommitInProgress = 0xa4,  // never sent by syncwrite (no warmup re-commit)
 };
 
 // The kv_engine-style name: "SyncWriteAmbiguous", or "Unknown" for a value
@@ -41,5 +46,13 @@ std::string_view toString(Status status) noexcept;
 // A short description for people: "sync write ambiguous", "not my vbucket";
 // "unknown status" for a value not in the enum.
 std::string_view describe(Status status) noexcept;
+
+// kv_engine's error-map attributes of `status` ("item-only", "temp",
+// "retry-later", ...; docs/ErrorMap.md), space-separated; empty for a value
+// not in the enum.
+std::string_view errorMapAttributes(Status status) noexcept;
+
+// Every status in the enum, in ascending order (the error map lists them).
+std::span<const Status> allStatuses() noexcept;
 
 }  // namespace syncwrite::server::protocol

@@ -1,0 +1,37 @@
+// The cluster map (kv_engine's "terse" bucket config) syncwrite-server gives
+// clients: GET_CLUSTER_CONFIG (0xb5) answers it, and NOT_MY_VBUCKET answers
+// carry it so a client re-routes by itself.
+//
+// The server is a one-node cluster. Fields, as couchbase-cxx-client
+// (core/topology/configuration_json.hxx) reads them and kv_engine sends them:
+//   rev        raised on every vbucket state change (Bucket::configRevision)
+//   revEpoch   1
+//   name, uuid the bucket's
+//   nodeLocator "vbucket"
+//   nodesExt   one node: hostname "$HOST" (the client substitutes the address
+//              it connected to), thisNode true, services.kv = the bound port
+//   vBucketServerMap  hashAlgorithm "CRC", numReplicas = the chain's
+//              replicas, serverList ["$HOST:<port>"], vBucketMap one entry per
+//              vbucket: [0, -1...] when active here, [-1, -1...] otherwise
+//              (replicas are simulated or external and not addressable)
+//   bucketCapabilities  what the server implements ("durableWrite", "cccp",
+//              "touch", "nodesExt", "xattr" is not claimed)
+// Without a bucket (before SELECT_BUCKET) the cluster-level map: rev,
+// revEpoch and nodesExt only.
+#pragma once
+
+#include <string>
+
+#include "server/bucket.h"
+
+namespace syncwrite::server {
+
+struct ServerContext;
+
+// The bucket's map as JSON text. Cost: O(vbuckets).
+std::string bucketConfigJson(const Bucket& bucket, const ServerContext& server);
+
+// The cluster-level map as JSON text.
+std::string clusterConfigJson(const ServerContext& server);
+
+}  // namespace syncwrite::server

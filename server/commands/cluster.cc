@@ -1,0 +1,83 @@
+// GET_CLUSTER_CONFIG (0xb5) and GET_ERROR_MAP (0xfe): what an SDK asks at
+// bootstrap to learn where vbuckets live and what each status means.
+//
+// The error map follows kv_engine docs/ErrorMap.md: {"version", "revision",
+// "errors": {"<hex status>": {"name", "desc", "attrs": [...]}}}, one entry
+// per status this server can answer. Versions 1 and 2 are served (the same
+// content; the retry specifications of version 2 are optional and left out);
+// a client asking for a later version gets version 2, as kv_engine answers
+// the highest version it has at or below the one asked.
+#include <string>
+
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_split.h>
+#include <nlohmann/json.hpp>
+
+#include "server/cluster_map.h"
+#include "server/commands/families.h"
+#include "server/protocol/byte_order.h"
+#include "server/protocol/response_encoder.h"
+
+namespace syncwrite::server::commands {
+namespace {
+
+using protocol::Opcode;
+using protocol::Status;
+
+constexpr uint16_t kErrorMapRevision = 1;
+constexpr uint16_t kMaxErrorMapVersion = 2;
+
+std::string errorMapJson(uint16_t version) {
+  nlohmann::json errors = nlohmann::json::object();
+  for (Status status : protocol::allStatuses()) {
+    nlohmann::json attrs = nlohmann::json::array();
+    const std::string text(protocol::errorMapAttributes(status));
+    for (absl::string_view attr : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+      attrs.push_back(std::string(attr));
+    }
+    errors[absl::StrCat(absl::Hex(static_cast<uint16_t>(status)))] = {
+        {"name", std::string(protocol::toString(status))},
+        {"desc", std::string(protocol::describe(status))},
+        {"attrs", std::move(attrs)}};
+  }
+  const nlohmann::json map = {
+      {"version", version}, {"revision", kErrorMapRevision}, {"errors", std::move(errors)}};
+  return map.dump();
+}
+
+Disposition getErrorMap(CommandContext& context) {
+  const uint16_t asked = protocol::wire::load16(context.request.value, 0);
+  if (asked == 0) {
+    answerError(context, Status::kEinval, "GET_ERROR_MAP: version 0 does not exist (1 or 2)");
+    return Disposition::kAnswered;
+  }
+  const uint16_t version = asked < kMaxErrorMapVersion ? asked : kMaxErrorMapVersion;
+  const std::string map = errorMapJson(version);
+  protocol::appendResponse(context.out, {.opcode = context.request.opcode,
+                                         .status = Status::kSuccess,
+                                         .opaque = context.request.opaque,
+                                         .datatype = protocol::kDatatypeJson,
+                                         .value = map});
+  return Disposition::kAnswered;
+}
+
+Disposition getClusterConfig(CommandContext& context) {
+  const Bucket* bucket = context.session.bucket;
+  const std::string map = bucket != nullptr ? bucketConfigJson(*bucket, context.server)
+                                            : clusterConfigJson(context.server);
+  protocol::appendResponse(context.out, {.opcode = context.request.opcode,
+                                         .status = Status::kSuccess,
+                                         .opaque = context.request.opaque,
+                                         .datatype = protocol::kDatatypeJson,
+                                         .value = map});
+  return Disposition::kAnswered;
+}
+
+}  // namespace
+
+void addClusterCommands(CommandTable& table) {
+  table[static_cast<uint8_t>(Opcode::kGetErrorMap)] = {&getErrorMap, false};
+  table[static_cast<uint8_t>(Opcode::kGetClusterConfig)] = {&getClusterConfig};
+}
+
+}  // namespace syncwrite::server::commands
