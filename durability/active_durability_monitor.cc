@@ -85,11 +85,10 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest&& request, Completion&& 
   if (!durable) return writePlainLocked(std::move(request));
 
   const clock::TimePoint deadline = timeout.deadline(now, settings_.defaultTimeout());
-  TrackedWrite& tracked = writes_.emplace_back(
-      TrackedWrite{vb_.checkpointManager().queuePrepare(std::move(request.key),
-                                                           std::move(request.value), request.cas,
-                                                           deleted, request.meta),
-                   deadline, level, std::move(completion)});
+  TrackedWrite& tracked = writes_.emplace_back(TrackedWrite{
+      vb_.checkpointManager().queuePrepare(std::move(request.key), std::move(request.value),
+                                           request.cas, deleted, request.meta),
+      deadline, level, std::move(completion)});
   const Seqno seqno = tracked.prepare->seqno;
   keys_.insert(keyView(tracked.prepare->key));
   if (writes_.size() == 1) headChangedLocked();

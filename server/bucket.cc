@@ -59,9 +59,7 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
 
 namespace {
 // `bytes` random bytes as lower-case hex.
-std::string randomHex(size_t bytes) {
-  return absl::BytesToHexString(sasl::randomBytes(bytes));
-}
+std::string randomHex(size_t bytes) { return absl::BytesToHexString(sasl::randomBytes(bytes)); }
 }  // namespace
 
 Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,

@@ -24,8 +24,8 @@ uint32_t absoluteExpiry(uint32_t wire_expiry, uint32_t now) noexcept {
 }
 
 void answerError(CommandContext& context, protocol::Status status, std::string_view message) {
-  protocol::appendErrorResponse(context.out, context.request.opcode, status,
-                                context.request.opaque, message, context.session.json);
+  protocol::appendErrorResponse(context.out, context.request.opcode, status, context.request.opaque,
+                                message, context.session.json);
 }
 
 void answerNoBucket(CommandContext& context) {

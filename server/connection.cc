@@ -46,8 +46,8 @@ void Connection::beginShutdown() {
 
 void Connection::doRead() {
   if (closed_ || closing_ != Closing::kNo || reading_) return;
-  if (slots_.size() >= kMaxSlots) {
-    read_paused_ = true;  // resumed by onWritten()
+  if (inFlight() >= kMaxSlots) {
+    read_paused_ = true;  // resumed by onWritten() or a late answer
     return;
   }
   reading_ = true;
@@ -79,7 +79,7 @@ void Connection::onRead(const boost::system::error_code& error, size_t bytes) {
 }
 
 void Connection::processBuffered() {
-  while (closing_ == Closing::kNo && slots_.size() < kMaxSlots) {
+  while (closing_ == Closing::kNo && inFlight() < kMaxSlots) {
     protocol::PacketReader::Next next = reader_.next();
     switch (next.result) {
       case protocol::PacketReader::Result::kNeedMore:
@@ -110,9 +110,18 @@ void Connection::processBuffered() {
 }
 
 void Connection::handlePacket(const protocol::Packet& packet) {
+  protocol::ParseResult parsed = protocol::parseRequest(packet);
+  if (session_.unordered) {
+    if (!parsed.ok()) {
+      protocol::appendParseError(unordered_out_, parsed);
+      ++unordered_queued_;
+      return;
+    }
+    handleUnordered(parsed.request);
+    return;
+  }
   Slot& slot = slots_.emplace_back();
   const uint64_t seq = first_slot_seq_ + slots_.size() - 1;
-  protocol::ParseResult parsed = protocol::parseRequest(packet);
   if (!parsed.ok()) {
     protocol::appendParseError(slot.bytes, parsed);
     slot.ready = true;
@@ -133,6 +142,40 @@ void Connection::handlePacket(const protocol::Packet& packet) {
     case Disposition::kDeferred:
       break;
   }
+}
+
+void Connection::handleUnordered(const protocol::Request& request) {
+  const size_t before = unordered_out_.size();
+  const Disposition disposition = dispatcher_.execute(request, session_, unordered_out_,
+                                                      [this] { return unorderedLateReply(); });
+  switch (disposition) {
+    case Disposition::kAnswered:
+      if (unordered_out_.size() != before) ++unordered_queued_;
+      break;
+    case Disposition::kClose:
+      ++unordered_queued_;
+      closing_ = Closing::kAfterAll;
+      break;
+    case Disposition::kDeferred:
+      ++unordered_pending_;
+      break;
+  }
+}
+
+LateReply Connection::unorderedLateReply() {
+  return [self = shared_from_this()](std::string bytes) {
+    boost::asio::post(self->strand_, [self, bytes = std::move(bytes)]() mutable {
+      self->fillUnordered(std::move(bytes));
+    });
+  };
+}
+
+void Connection::fillUnordered(std::string bytes) {
+  if (closed_) return;
+  --unordered_pending_;
+  unordered_out_.append(bytes);
+  ++unordered_queued_;
+  flush();
 }
 
 LateReply Connection::lateReply(uint64_t slot_seq) {
@@ -158,6 +201,11 @@ void Connection::flush() {
     slots_.pop_front();
     ++first_slot_seq_;
   }
+  if (!unordered_out_.empty()) {
+    write_buffer_.append(unordered_out_);
+    unordered_out_.clear();
+  }
+  unordered_queued_ = 0;
   if (write_buffer_.empty()) {
     maybeClose();
     return;
@@ -177,7 +225,7 @@ void Connection::onWritten(const boost::system::error_code& error) {
   }
   write_buffer_.clear();
   if (write_buffer_.capacity() > kKeepWriteBufferBytes) std::string().swap(write_buffer_);
-  if (read_paused_ && slots_.size() < kMaxSlots) {
+  if (read_paused_ && inFlight() < kMaxSlots) {
     read_paused_ = false;
     processBuffered();
     doRead();
@@ -187,9 +235,11 @@ void Connection::onWritten(const boost::system::error_code& error) {
 
 void Connection::maybeClose() {
   if (closed_ || writing_) return;
-  const bool done = closing_ == Closing::kAfterAll     ? slots_.empty()
-                    : closing_ == Closing::kAfterReady ? slots_.empty() || !slots_.front().ready
-                                                       : false;
+  const bool answered_all = slots_.empty() && unordered_pending_ == 0 && unordered_out_.empty();
+  const bool done = closing_ == Closing::kAfterAll ? answered_all
+                    : closing_ == Closing::kAfterReady
+                        ? (slots_.empty() || !slots_.front().ready) && unordered_out_.empty()
+                        : false;
   if (done) close();
 }
 

@@ -1,16 +1,28 @@
 // Connection: one client's TCP connection — framing, ordering and closing.
 //
 // Reads with protocol::PacketReader, validates each packet with
-// protocol::parseRequest and hands it to the Dispatcher. Every request gets a
-// response slot, in arrival order; most are filled at once, a durable write's
-// when it resolves (its completion may run on any thread and posts the fill
-// to this connection's strand). Responses go out strictly in slot order: a
-// slot that is not ready holds back the ones behind it, so a client sees its
-// answers in request order even though durable writes resolve later.
+// protocol::parseRequest and hands it to the Dispatcher.
 //
-// Flow control: at most kMaxSlots requests are in flight per connection;
-// beyond that the connection stops reading until answers have been sent.
-// One write is in flight at a time; it carries every ready response.
+// Ordered (the default): every request gets a response slot, in arrival
+// order; most are filled at once, a durable write's when it resolves (its
+// completion may run on any thread and posts the fill to this connection's
+// strand). Responses go out strictly in slot order: a slot that is not ready
+// holds back the ones behind it, so a client sees its answers in request
+// order even though durable writes resolve later.
+//
+// Unordered (once HELLO agreed UnorderedExecution, kv_engine
+// docs/UnorderedExecution.md): an answer leaves as soon as it is decided, so
+// nothing waits behind a pending SyncWrite; the client matches answers by
+// opaque. Requests are still executed in arrival order — only a SyncWrite's
+// answer comes later — so a command that changes the connection's state
+// (HELLO, SASL, SELECT_BUCKET) takes effect for every request after it, as
+// the ordered semantics would have it. Slots still pending from before the
+// switch keep their order among themselves.
+//
+// Flow control: at most kMaxSlots requests are unanswered or answered but
+// not yet handed to a write; beyond that the connection stops reading until
+// answers have been sent. One write is in flight at a time; it carries every
+// ready response.
 //
 // Closing:
 //  - graceful (QUIT, peer's end of stream, server shutdown): stop reading,
@@ -76,8 +88,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void onRead(const boost::system::error_code& error, size_t bytes);
   void processBuffered();
   void handlePacket(const protocol::Packet& packet);
+  void handleUnordered(const protocol::Request& request);
   LateReply lateReply(uint64_t slot_seq);
+  LateReply unorderedLateReply();
   void fill(uint64_t slot_seq, std::string bytes);
+  void fillUnordered(std::string bytes);
+  // Requests that count against kMaxSlots.
+  size_t inFlight() const noexcept {
+    return slots_.size() + unordered_pending_ + unordered_queued_;
+  }
   void flush();
   void onWritten(const boost::system::error_code& error);
   void maybeClose();
@@ -95,6 +114,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Session session_;
   std::deque<Slot> slots_;
   uint64_t first_slot_seq_ = 0;  // the sequence number of slots_.front()
+  // Unordered mode: answers decided and not yet handed to a write, how many,
+  // and SyncWrites whose answer is still to come.
+  std::string unordered_out_;
+  size_t unordered_queued_ = 0;
+  size_t unordered_pending_ = 0;
   std::string write_buffer_;
   bool reading_ = false;
   bool read_paused_ = false;

@@ -59,8 +59,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::create(ServerConfig config) {
   context.node_name = server_config.get(config::keys::kNodeName);
   context.users = std::make_unique<sasl::UserStore>(config.users);
   if (context.users->empty()) {
-    logLine("warning: the config has no \"users\": every connection is served without "
-            "authentication");
+    logLine(
+        "warning: the config has no \"users\": every connection is served without "
+        "authentication");
   }
   context.max_connections = server_config.get(config::keys::kMaxConnections);
   context.max_packet_size = server_config.get(config::keys::kMaxPacketSize);

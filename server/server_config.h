@@ -58,9 +58,9 @@ struct BucketSpec {
 };
 
 struct ServerConfig {
-  std::unique_ptr<config::Configuration> server;  // server scope
+  std::unique_ptr<config::Configuration> server;          // server scope
   std::map<std::string, std::string, std::less<>> users;  // name -> password
-  std::vector<BucketSpec> buckets;                // in name order
+  std::vector<BucketSpec> buckets;                        // in name order
 };
 
 // The configuration used without --config: one user, "Administrator" with

@@ -88,8 +88,8 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
                                     bool deleted, ItemMeta meta) {
   // Allocate outside the lock; the seqno is filled in under it, before any
   // other thread can see the item.
-  auto block = std::make_shared<QueuedBlock>(op, std::move(key), std::move(value), cas, deleted,
-                                             meta);
+  auto block =
+      std::make_shared<QueuedBlock>(op, std::move(key), std::move(value), cas, deleted, meta);
   Item* item = &block->item;
   CheckpointEntry* entry = &block->entry;
   QueuedItem result = attach(std::move(block), *entry);
@@ -101,8 +101,7 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
 
 QueuedPrepare CheckpointManager::queuePrepare(std::string key, std::string value, Cas cas,
                                               bool deleted, ItemMeta meta) {
-  auto block =
-      std::make_shared<PrepareBlock>(std::move(key), std::move(value), cas, deleted, meta);
+  auto block = std::make_shared<PrepareBlock>(std::move(key), std::move(value), cas, deleted, meta);
   Item* item = &block->item;
   CheckpointEntry* entry = &block->entry;
   CheckpointEntry* resolution = &block->resolution;

@@ -65,8 +65,9 @@ Disposition setVbucket(CommandContext& context) {
   if (bucket == nullptr) return Disposition::kAnswered;
   vbucket::VBucket* vb = bucket->vbuckets().get(request.vbucket);
   if (vb == nullptr) {
-    answerError(context, Status::kNotMyVbucket, absl::StrCat("vbucket ", request.vbucket, " does not exist (the bucket has ",
-                     bucket->vbuckets().size(), ")"));
+    answerError(context, Status::kNotMyVbucket,
+                absl::StrCat("vbucket ", request.vbucket, " does not exist (the bucket has ",
+                             bucket->vbuckets().size(), ")"));
     return Disposition::kAnswered;
   }
   // Listeners run here: leaving active answers the vbucket's SyncWrites ambiguous.

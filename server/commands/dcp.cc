@@ -25,14 +25,16 @@ Disposition dcpOpen(CommandContext& context) {
   if (bucket == nullptr) return Disposition::kAnswered;
   const std::string node(request.key);
   if ((request.dcp_flags & protocol::kDcpOpenProducer) == 0) {
-    answerError(context, Status::kEinval, "DCP_OPEN: only producer connections are supported (a "
-                                  "replica opens one to receive prepares and acknowledge them)");
+    answerError(context, Status::kEinval,
+                "DCP_OPEN: only producer connections are supported (a "
+                "replica opens one to receive prepares and acknowledge them)");
     return Disposition::kAnswered;
   }
   const durability::ReplicationTopology topology = bucket->durability().topology();
   if (node == topology.active() || !topology.contains(node)) {
-    answerError(context, Status::kEinval, absl::StrCat("DCP_OPEN: '", node, "' is not a replica of bucket '",
-                                               bucket->name(), "'"));
+    answerError(
+        context, Status::kEinval,
+        absl::StrCat("DCP_OPEN: '", node, "' is not a replica of bucket '", bucket->name(), "'"));
     return Disposition::kAnswered;
   }
   context.session.dcp_replica = node;
@@ -45,7 +47,8 @@ Disposition seqnoAcknowledged(CommandContext& context) {
   const protocol::Request& request = context.request;
   Session& session = context.session;
   if (session.dcp_bucket == nullptr) {
-    answerError(context, Status::kEinval, "DCP_SEQNO_ACKNOWLEDGED needs DCP_OPEN on this connection");
+    answerError(context, Status::kEinval,
+                "DCP_SEQNO_ACKNOWLEDGED needs DCP_OPEN on this connection");
     return Disposition::kAnswered;
   }
   if (!session.dcp_bucket->seqnoAcknowledged(request.vbucket, session.dcp_replica,

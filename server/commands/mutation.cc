@@ -137,14 +137,14 @@ Disposition mutate(CommandContext& context) {
     case durability::WriteStatus::kPending:
       return Disposition::kDeferred;
     case durability::WriteStatus::kCommitted:
-      appendSuccess(context.out, request.opcode, request.opaque, cas, vbucket_uuid,
-                    result.seqno);
+      appendSuccess(context.out, request.opcode, request.opaque, cas, vbucket_uuid, result.seqno);
       break;
     case durability::WriteStatus::kNotActive:
       answerNotMyVbucket(context);
       break;
     default:
-      answerError(context, statusFor(result.status), std::string(durability::toString(result.status)));
+      answerError(context, statusFor(result.status),
+                  std::string(durability::toString(result.status)));
       break;
   }
   return Disposition::kAnswered;

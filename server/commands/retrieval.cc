@@ -69,7 +69,8 @@ Disposition getMeta(CommandContext& context) {
   protocol::wire::append32(extras, item->meta.expiry);
   protocol::wire::append64(extras, item->seqno);
   const std::string_view version = context.request.extras;
-  if (version.size() == 1 && version[0] == 2) extras.push_back(static_cast<char>(item->meta.datatype));
+  if (version.size() == 1 && version[0] == 2)
+    extras.push_back(static_cast<char>(item->meta.datatype));
   protocol::appendResponse(context.out, {.opcode = context.request.opcode,
                                          .status = Status::kSuccess,
                                          .opaque = context.request.opaque,

@@ -195,9 +195,9 @@ absl::StatusOr<Client> Client::connectToBucket(std::string_view host, uint16_t p
     absl::StatusOr<Response> authed = client->saslPlain(options.user, options.password);
     if (!authed.ok()) return located(authed.status());
     if (!authed->ok()) {
-      return absl::UnauthenticatedError(absl::StrCat(
-          where, ": user \"", options.user, "\": authentication failed (",
-          std::string(describe(authed->status)), ")"));
+      return absl::UnauthenticatedError(absl::StrCat(where, ": user \"", options.user,
+                                                     "\": authentication failed (",
+                                                     std::string(describe(authed->status)), ")"));
     }
   }
   if (bucket.empty()) return client;
@@ -299,10 +299,8 @@ absl::StatusOr<Response> Client::saslPlain(std::string_view user, std::string_vi
   message.push_back('\0');
   message.append(password);
   return call([&](std::string& out, uint32_t opaque) {
-    appendRequest(out, {.opcode = Opcode::kSaslAuth,
-                        .opaque = opaque,
-                        .key = "PLAIN",
-                        .value = message});
+    appendRequest(
+        out, {.opcode = Opcode::kSaslAuth, .opaque = opaque, .key = "PLAIN", .value = message});
   });
 }
 

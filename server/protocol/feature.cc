@@ -9,9 +9,9 @@ namespace syncwrite::server::protocol {
 
 namespace {
 constexpr std::array<Feature, 8> kServerFeatures{
-    Feature::kTcpNodelay,         Feature::kMutationSeqno,      Feature::kXerror,
-    Feature::kSelectBucket,       Feature::kJson,               Feature::kUnorderedExecution,
-    Feature::kAltRequestSupport,  Feature::kSyncReplication};
+    Feature::kTcpNodelay,        Feature::kMutationSeqno,  Feature::kXerror,
+    Feature::kSelectBucket,      Feature::kJson,           Feature::kUnorderedExecution,
+    Feature::kAltRequestSupport, Feature::kSyncReplication};
 }  // namespace
 
 std::span<const Feature> serverFeatures() noexcept { return kServerFeatures; }

@@ -32,10 +32,10 @@ enum class Status : uint16_t {
   kInternalError = 0x84,
   kBusy = 0x85,
   kEtmpfail = 0x86,
-  kDurabilityInvalidLevel = 0xa0,  // the level byte names no level
-  kDurabilityImpossible = 0xa1,    // the topology cannot satisfy the level
-  kSyncWriteInProgress = 0xa2,     // another SyncWrite on the key is in flight
-  kSyncWriteAmbiguous = 0xa3,      // timeout, vbucket left active, bucket deleted, shutdown
+  kDurabilityInvalidLevel = 0xa0,       // the level byte names no level
+  kDurabilityImpossible = 0xa1,         // the topology cannot satisfy the level
+  kSyncWriteInProgress = 0xa2,          // another SyncWrite on the key is in flight
+  kSyncWriteAmbiguous = 0xa3,           // timeout, vbucket left active, bucket deleted, shutdown
   kSyncWriteReCommitInProgress = 0xa4,  // never sent by syncwrite (no warmup re-commit)
 };
 

@@ -12,7 +12,9 @@ namespace {
 // Debian's Abseil has its own string_view type; these bridge std's to it.
 absl::string_view av(std::string_view s) { return {s.data(), s.size()}; }
 
-bool base64Decode(std::string_view in, std::string& out) { return absl::Base64Unescape(av(in), &out); }
+bool base64Decode(std::string_view in, std::string& out) {
+  return absl::Base64Unescape(av(in), &out);
+}
 
 // `in` split at every `separator`, empty pieces kept.
 std::vector<std::string_view> split(std::string_view in, char separator) {
@@ -114,8 +116,7 @@ class ScramExchange final : public SaslExchange {
     client_first_bare_ = std::string(message.substr(second_comma + 1));
 
     std::vector<std::string_view> attrs = split(client_first_bare_, ',');
-    if (attrs.size() < 2 || !attrs[0].starts_with("n=") ||
-        !attrs[1].starts_with("r=")) {
+    if (attrs.size() < 2 || !attrs[0].starts_with("n=") || !attrs[1].starts_with("r=")) {
       return failure("SCRAM: client-first must be n=<user>,r=<nonce>");
     }
     for (size_t i = 2; i < attrs.size(); ++i) {
@@ -145,16 +146,15 @@ class ScramExchange final : public SaslExchange {
 
   StepResult clientFinal(std::string_view message) {
     const size_t proof_at = message.rfind(",p=");
-    if (proof_at == std::string_view::npos) return failure("SCRAM: client-final has no proof", user_);
+    if (proof_at == std::string_view::npos)
+      return failure("SCRAM: client-final has no proof", user_);
     const std::string_view without_proof = message.substr(0, proof_at);
     std::string proof;
-    if (!base64Decode(message.substr(proof_at + 3), proof) ||
-        proof.size() != digestSize(hash_)) {
+    if (!base64Decode(message.substr(proof_at + 3), proof) || proof.size() != digestSize(hash_)) {
       return failure("SCRAM: malformed proof", user_);
     }
     std::vector<std::string_view> attrs = split(without_proof, ',');
-    if (attrs.size() < 2 || !attrs[0].starts_with("c=") ||
-        !attrs[1].starts_with("r=")) {
+    if (attrs.size() < 2 || !attrs[0].starts_with("c=") || !attrs[1].starts_with("r=")) {
       return failure("SCRAM: client-final must start c=...,r=...", user_);
     }
     std::string binding;

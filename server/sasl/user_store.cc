@@ -49,7 +49,8 @@ const ScramCredentials* UserStore::scram(std::string_view user, Hash hash) const
 
 ScramCredentials UserStore::decoy(std::string_view user, Hash hash) const {
   ScramCredentials c;
-  c.salt = hmac(Hash::kSha256, secret_, absl::StrCat("salt:", std::string(user))).substr(0, kSaltBytes);
+  c.salt =
+      hmac(Hash::kSha256, secret_, absl::StrCat("salt:", std::string(user))).substr(0, kSaltBytes);
   c.iterations = kIterations;
   // Random keys: no proof can match them.
   c.stored_key = randomBytes(digestSize(hash));
@@ -60,8 +61,9 @@ ScramCredentials UserStore::decoy(std::string_view user, Hash hash) const {
 bool UserStore::checkPlain(std::string_view user, std::string_view password) const {
   auto it = users_.find(user);
   if (it == users_.end()) return false;
-  return constantTimeEqual(digest(Hash::kSha512, absl::StrCat(it->second.plain_salt, std::string(password))),
-                           it->second.plain_digest);
+  return constantTimeEqual(
+      digest(Hash::kSha512, absl::StrCat(it->second.plain_salt, std::string(password))),
+      it->second.plain_digest);
 }
 
 }  // namespace syncwrite::server::sasl
