@@ -239,6 +239,24 @@ TEST_F(CodecTest, DurabilityFrameAfterOtherFrames) {
   EXPECT_EQ(parseOk(bytes).request.durability->timeout, *Timeout::fromMillis(100));
 }
 
+// The Couchbase C++ SDK appends the frame again when it retries after
+// SyncWriteInProgress: a repeated durability frame is accepted, the last wins.
+TEST_F(CodecTest, ARepeatedDurabilityFrameIsAcceptedAndTheLastWins) {
+  std::string frames;
+  appendDurabilityFrame(frames, Level::kMajority, 100);
+  appendDurabilityFrame(frames, Level::kPersistToMajority, 200);
+  std::string bytes;
+  appendRequest(bytes, {.opcode = Opcode::kSet,
+                        .opaque = 1,
+                        .framing_extras = frames,
+                        .extras = std::string(8, '\0'),
+                        .key = "k"});
+  const Request r = parseOk(bytes).request;
+  ASSERT_TRUE(r.durability);
+  EXPECT_EQ(r.durability->level, Level::kPersistToMajority);
+  EXPECT_EQ(r.durability->timeout, *Timeout::fromMillis(200));
+}
+
 TEST(FrameInfoTest, EscapedIdAndLengthRoundTrip) {
   std::string section;
   appendFrameInfo(section, 20, std::string(20, 'x'));

@@ -138,10 +138,10 @@ bool parseFrames(const Packet& packet, ParseResult& result) {
                             std::string(toString(opcode))));
       return false;
     }
-    if (result.request.durability) {
-      setError(result, Status::kEinval, "more than one durability requirement frame");
-      return false;
-    }
+    // A repeated durability frame is accepted and the last one wins: the
+    // Couchbase C++ SDK (couchbase-cxx-client 1.3.2, in the Node SDK 4.7.1)
+    // appends the frame again each time it retries a request after
+    // SyncWriteInProgress, so refusing it would fail every such retry.
     const std::string_view data = frame->data;
     if (data.size() != 1 && data.size() != 3) {
       setError(

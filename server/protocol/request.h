@@ -7,8 +7,9 @@
 //   3. datatype is raw (0) or JSON (1)                  else kEinval
 //   4. key length <= 250 (except HELLO's agent name)    else kEinval
 //   5. framing extras: every frame well formed; only ids 0 (reorder, length
-//      0), 1 (durability) and 3 (tracing, ignored); durability at most once,
-//      only on SET/ADD/REPLACE/DELETE, 1 or 3 bytes long  else kEinval;
+//      0), 1 (durability) and 3 (tracing, ignored); durability only on
+//      SET/ADD/REPLACE/DELETE, 1 or 3 bytes long  else kEinval (repeated:
+//      the last one wins, see request.cc);
 //      level byte names no level, or is 0 (none)        -> kDurabilityInvalidLevel;
 //      timeout 0 or 0xffff                              -> kEinval
 //   6. the opcode's extras / key / value shape (below)  else kEinval

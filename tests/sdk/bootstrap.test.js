@@ -4,20 +4,88 @@
 
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
 
-const { couchbase, Server, connect, openDefault, waitFor, FAST_REPLICA } = require('./support');
+const {
+  couchbase,
+  Server,
+  connect,
+  openDefault,
+  recordingProxy,
+  waitFor,
+  FAST_REPLICA,
+} = require('./support');
 
-// Connects with `options`, opens "default", writes and reads one document.
+const SASL_AUTH = 0x21;
+const SASL_STEP = 0x22;
+const HELLO = 0x1f;
+
+// Connects with `options` through a recording proxy, opens "default", writes
+// and reads one document; returns what the SDK's first connection sent and
+// received.
 async function roundTrip(server, options, key) {
-  const { cluster, collection } = await openDefault(server, options);
+  const proxy = await recordingProxy(server);
   try {
-    const stored = await collection.upsert(key, { via: options?.query || 'default' });
-    const read = await collection.get(key);
-    assert.deepEqual(read.content, { via: options?.query || 'default' });
-    assert.equal(read.cas.toString(), stored.cas.toString());
+    const { cluster, collection } = await openDefault(proxy, options);
+    try {
+      const stored = await collection.upsert(key, { via: options?.query || 'default' });
+      const read = await collection.get(key);
+      assert.deepEqual(read.content, { via: options?.query || 'default' });
+      assert.equal(read.cas.toString(), stored.cas.toString());
+    } finally {
+      await cluster.close();
+    }
+    return [...proxy.packets];
   } finally {
-    await cluster.close();
+    await proxy.close();
   }
+}
+
+// The SASL exchange in `packets`: the mechanism the SDK chose and the
+// statuses the server answered, in order.
+function saslExchange(packets) {
+  const auth = packets.find((p) => p.from === 'client' && p.opcode === SASL_AUTH);
+  const answers = packets
+    .filter((p) => p.from === 'server' && (p.opcode === SASL_AUTH || p.opcode === SASL_STEP))
+    .map((p) => p.status);
+  return { mechanism: auth?.key, answers };
+}
+
+// Checks the server's SCRAM proof (RFC 5802): the SDK ignores the
+// server-final message, but other clients verify it, so it must be right.
+function checkServerSignature(packets, hash, password) {
+  const value = (from, opcode) =>
+    packets.find((p) => p.from === from && p.opcode === opcode).value.toString('latin1');
+  const clientFirstBare = value('client', SASL_AUTH).replace(/^n,,/, '');
+  const serverFirst = value('server', SASL_AUTH);
+  const clientFinal = value('client', SASL_STEP);
+  const serverFinal = value('server', SASL_STEP);
+  const attrs = Object.fromEntries(
+    serverFirst.split(',').map((kv) => [kv[0], kv.slice(2)]),
+  );
+  const clientNonce = /(?:^|,)r=([^,]*)/.exec(clientFirstBare)[1];
+  assert.ok(attrs.r.startsWith(clientNonce), 'the server nonce extends the client nonce');
+  const keyLength = { sha512: 64, sha256: 32, sha1: 20 }[hash];
+  const salted = crypto.pbkdf2Sync(
+    password,
+    Buffer.from(attrs.s, 'base64'),
+    Number(attrs.i),
+    keyLength,
+    hash,
+  );
+  const withoutProof = clientFinal.replace(/,p=[^,]*$/, '');
+  const authMessage = `${clientFirstBare},${serverFirst},${withoutProof}`;
+  const serverKey = crypto.createHmac(hash, salted).update('Server Key').digest();
+  const signature = crypto.createHmac(hash, serverKey).update(authMessage).digest('base64');
+  assert.equal(serverFinal, `v=${signature}`);
+}
+
+// The HELLO features the server agreed to.
+function agreedFeatures(packets) {
+  const hello = packets.find((p) => p.from === 'server' && p.opcode === HELLO);
+  const features = [];
+  for (let i = 0; i + 1 < hello.value.length; i += 2) features.push(hello.value.readUInt16BE(i));
+  return features;
 }
 
 describe('bootstrap against the embedded default config', () => {
@@ -30,19 +98,50 @@ describe('bootstrap against the embedded default config', () => {
   });
 
   it('connects with default options (SCRAM-SHA512) and runs KV', async () => {
-    await roundTrip(server, {}, 'bootstrap-default');
+    const packets = await roundTrip(server, {}, 'bootstrap-default');
+    // SASL_AUTH answered AuthContinue, SASL_STEP Success.
+    assert.deepEqual(saslExchange(packets), { mechanism: 'SCRAM-SHA512', answers: [0x21, 0x00] });
+    checkServerSignature(packets, 'sha512', 'password');
+    const features = agreedFeatures(packets);
+    for (const [code, name] of [
+      [0x0e, 'UnorderedExecution'],
+      [0x04, 'MutationSeqno'],
+      [0x07, 'XERROR'],
+      [0x11, 'SyncReplication'],
+    ]) {
+      assert.ok(features.includes(code), `HELLO agrees to ${name}: ${features}`);
+    }
+    for (const [code, name] of [
+      [0x0a, 'Snappy'],
+      [0x12, 'Collections'],
+    ]) {
+      assert.ok(!features.includes(code), `HELLO must not agree to ${name}: ${features}`);
+    }
   });
 
   it('connects with ?allowed_sasl_mechanisms=PLAIN', async () => {
-    await roundTrip(server, { query: 'allowed_sasl_mechanisms=PLAIN' }, 'bootstrap-plain');
+    const packets = await roundTrip(server, { query: 'allowed_sasl_mechanisms=PLAIN' }, 'bootstrap-plain');
+    assert.deepEqual(saslExchange(packets), { mechanism: 'PLAIN', answers: [0x00] });
   });
 
   it('connects with ?allowed_sasl_mechanisms=SCRAM-SHA256', async () => {
-    await roundTrip(server, { query: 'allowed_sasl_mechanisms=SCRAM-SHA256' }, 'bootstrap-256');
+    const packets = await roundTrip(
+      server,
+      { query: 'allowed_sasl_mechanisms=SCRAM-SHA256' },
+      'bootstrap-256',
+    );
+    assert.deepEqual(saslExchange(packets), { mechanism: 'SCRAM-SHA256', answers: [0x21, 0x00] });
+    checkServerSignature(packets, 'sha256', 'password');
   });
 
   it('connects with ?allowed_sasl_mechanisms=SCRAM-SHA1', async () => {
-    await roundTrip(server, { query: 'allowed_sasl_mechanisms=SCRAM-SHA1' }, 'bootstrap-sha1');
+    const packets = await roundTrip(
+      server,
+      { query: 'allowed_sasl_mechanisms=SCRAM-SHA1' },
+      'bootstrap-sha1',
+    );
+    assert.deepEqual(saslExchange(packets), { mechanism: 'SCRAM-SHA1', answers: [0x21, 0x00] });
+    checkServerSignature(packets, 'sha1', 'password');
   });
 
   it('refuses a wrong password with AuthenticationFailureError (SCRAM)', async () => {

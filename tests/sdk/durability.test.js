@@ -90,7 +90,7 @@ async function expectAmbiguousNotEarly(collection, key, durabilityLevel, timeout
   const elapsedMs = Number(process.hrtime.bigint() - start) / 1e6;
   assert.ok(
     elapsedMs >= frameTimeoutMs(timeout),
-    `answered after ${elapsedMs.toFixed(1)} ms, before the ${frameTimeoutMs(timeout)} ms the SDK sent`,
+    `${key} answered after ${elapsedMs.toFixed(1)} ms, before the ${frameTimeoutMs(timeout)} ms the SDK sent`,
   );
 }
 
@@ -102,7 +102,7 @@ for (const mode of ['event-driven', 'polling']) {
     before(async () => {
       const config = configWith({
         durability_timeout_mode: mode,
-        durability_timeout_task_interval: 10,
+        durability_timeout_task_interval: 1, // polling: check every ms, the closest to the deadline
         replicas: ['replica1'],
       });
       server = await Server.start(config);
@@ -114,14 +114,18 @@ for (const mode of ['event-driven', 'polling']) {
     });
 
     it('answers every level DurabilityAmbiguousError, no earlier than the timeout sent', async () => {
-      // The SDK sends 0.9 × 2000 = 1800 ms in the durability frame.
+      // The SDK sends 0.9 × 2000 = 1800 ms in the durability frame. Ten
+      // writes per level, each in flight on its own.
+      const PER_LEVEL = 10;
       await Promise.all(
-        LEVELS.map(([name, level]) =>
-          expectAmbiguousNotEarly(collection, `silent-${mode}-${name}`, level, 2000),
+        LEVELS.flatMap(([name, level]) =>
+          Array.from({ length: PER_LEVEL }, (_, i) =>
+            expectAmbiguousNotEarly(collection, `silent-${mode}-${name}-${i}`, level, 2000),
+          ),
         ),
       );
       const stats = await server.stats('durability');
-      assert.equal(Number(stats.sync_writes_aborted_timeout), LEVELS.length);
+      assert.equal(Number(stats.sync_writes_aborted_timeout), LEVELS.length * PER_LEVEL);
       assert.equal(Number(stats.sync_writes_in_flight), 0);
     });
 

@@ -92,13 +92,13 @@ describe('writes to a key whose SyncWrite is in flight', () => {
   it('a plain write the SDK retries after SyncWriteInProgress succeeds once the SyncWrite is resolved', async () => {
     const key = plainKey;
     const settled = [];
-    const before = await durability();
+    const initial = await durability();
     const a = track(
       () => collection.upsert(key, 'a', { durabilityLevel: DurabilityLevel.Majority, timeout: 6000 }),
       settled,
       'A',
     );
-    await waitFor('A in flight', async () => (await durability()).inFlight === before.inFlight + 1);
+    await waitFor('A in flight', async () => (await durability()).inFlight === initial.inFlight + 1);
     const c = track(() => collection.upsert(key, 'plain', { timeout: 6000 }), settled, 'C');
     replica.seqnoAck(vbucketOf(key), 1); // A's prepare: the vbucket's first write
     const [ra, rc] = await Promise.all([a, c]);

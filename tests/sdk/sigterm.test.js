@@ -52,11 +52,11 @@ describe('SIGTERM while SDK SyncWrites wait on a silent replica', () => {
       ),
     );
     await waitForDurabilityStat(server, 'sync_writes_in_flight', N);
-    const before = settled.length;
+    const answeredBeforeSigterm = settled.length;
     server.signal('SIGTERM');
 
     const results = await Promise.all(writes);
-    assert.equal(before, 0, 'nothing was answered before SIGTERM');
+    assert.equal(answeredBeforeSigterm, 0, 'nothing was answered before SIGTERM');
     assert.equal(new Set(settled).size, N, 'each write answered once');
     for (const r of results) {
       assert.ok(!r.ok, `${r.label} cannot commit`);

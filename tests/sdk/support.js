@@ -82,6 +82,7 @@ const FAST_REPLICA = configWith({
 });
 
 const running = new Set();
+const tempDirs = new Set();
 process.on('exit', () => {
   for (const child of running) {
     try {
@@ -90,6 +91,7 @@ process.on('exit', () => {
       // already gone
     }
   }
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 function sleep(ms) {
@@ -126,11 +128,13 @@ class Server {
   #child = null;
   #exit = null; // a promise of {code, signal}
   #exited = null;
+  #stderrAtExit = null; // kept once stop() has removed the directory
   port = 0;
   // A config with no users needs no authentication (the embedded one has a user).
   needsAuth = true;
 
   async #spawn(config, extraArgs) {
+    tempDirs.add(this.#dir);
     const args = [];
     this.needsAuth = config === null || Object.keys(config.users ?? {}).length > 0;
     if (config !== null) {
@@ -185,6 +189,7 @@ class Server {
   }
 
   stderr() {
+    if (this.#stderrAtExit !== null) return this.#stderrAtExit;
     try {
       return fs.readFileSync(path.join(this.#dir, 'stderr.txt'), 'utf8');
     } catch {
@@ -217,12 +222,18 @@ class Server {
   async stop() {
     if (!this.#child) return;
     this.signal('SIGTERM');
-    const status = await this.waitExit();
-    fs.rmSync(this.#dir, { recursive: true, force: true });
+    let status;
+    try {
+      status = await this.waitExit();
+    } finally {
+      this.#stderrAtExit = this.stderr();
+      fs.rmSync(this.#dir, { recursive: true, force: true });
+      tempDirs.delete(this.#dir);
+    }
     assert.deepEqual(
       { code: status.code, signal: status.signal },
       { code: 0, signal: null },
-      `syncwrite-server exit: ${this.stderr()}`,
+      `syncwrite-server exit: ${this.#stderrAtExit}`,
     );
   }
 
@@ -266,6 +277,7 @@ class Server {
 
 // Connects the SDK to `server`. `query` is appended to the connection string
 // (e.g. "allowed_sasl_mechanisms=PLAIN").
+// `server` is a Server or anything with a connStr (a recordingProxy).
 function connect(server, { username = USER, password = PASSWORD, query = '', timeouts = {} } = {}) {
   const connStr = server.connStr + (query ? `?${query}` : '');
   return couchbase.connect(connStr, {
@@ -461,6 +473,69 @@ class McbpClient {
   }
 }
 
+// A TCP proxy in front of `server` that records the MCBP packets crossing it
+// in both directions: {from: 'client'|'server', magic, opcode, key, status,
+// value}. The SDK's first (cluster-level) connection goes through it when the
+// SDK is given its port; what that connection negotiates is what every
+// connection of the SDK negotiates.
+async function recordingProxy(server) {
+  const packets = [];
+  const sockets = new Set();
+  const parse = (from) => {
+    let buffer = Buffer.alloc(0);
+    return (chunk) => {
+      buffer = Buffer.concat([buffer, chunk]);
+      while (buffer.length >= 24) {
+        const bodyLength = buffer.readUInt32BE(8);
+        if (buffer.length < 24 + bodyLength) return;
+        const p = buffer.subarray(0, 24 + bodyLength);
+        buffer = buffer.subarray(24 + bodyLength);
+        const alt = p[0] === 0x08 || p[0] === 0x18;
+        const framing = alt ? p[2] : 0;
+        const keyLength = alt ? p[3] : p.readUInt16BE(2);
+        const body = 24 + framing + p[4];
+        packets.push({
+          from,
+          magic: p[0],
+          opcode: p[1],
+          status: from === 'server' ? p.readUInt16BE(6) : undefined,
+          key: p.subarray(body, body + keyLength).toString('latin1'),
+          value: Buffer.from(p.subarray(body + keyLength)),
+        });
+      }
+    };
+  };
+  const proxy = net.createServer((client) => {
+    const upstream = net.connect({ host: '127.0.0.1', port: server.port });
+    sockets.add(client);
+    sockets.add(upstream);
+    client.on('data', parse('client'));
+    upstream.on('data', parse('server'));
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end);
+    upstream.on('error', end);
+    client.on('close', end);
+    upstream.on('close', end);
+  });
+  await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return {
+    port: proxy.address().port,
+    get connStr() {
+      return `couchbase://127.0.0.1:${proxy.address().port}`;
+    },
+    packets,
+    close() {
+      for (const s of sockets) s.destroy();
+      return new Promise((resolve) => proxy.close(resolve));
+    },
+  };
+}
+
 // Calls `start()` (which returns a promise) and records how it settles:
 // resolves {ok, value|error, elapsedMs, label}, elapsedMs measured on the
 // monotonic clock from before the call; pushes `label` onto `log` when it
@@ -507,6 +582,7 @@ module.exports = {
   track,
   Server,
   McbpClient,
+  recordingProxy,
   connect,
   openDefault,
 };
