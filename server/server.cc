@@ -119,6 +119,7 @@ absl::Status Server::run(const ServerOptions& options) {
     requestStop();
   });
   boost::asio::post(accept_strand_, [this] { doAccept(); });
+  io_work_.emplace(io_.get_executor());
 
   for (size_t i = 0; i < kIoThreads; ++i) {
     io_threads_.emplace_back([this, i] {
@@ -231,6 +232,7 @@ void Server::shutdown() {
                            kDrainTimeout.count(), " s; dropping them"));
     }
   }
+  io_work_.reset();
   io_.stop();
   for (std::thread& thread : io_threads_) thread.join();
   io_threads_.clear();

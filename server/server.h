@@ -24,6 +24,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -87,6 +88,12 @@ class Server {
   boost::asio::steady_timer accept_retry_timer_;
   boost::asio::signal_set signals_;
   std::vector<std::thread> io_threads_;
+  // Keeps the I/O threads in io_.run() while nothing is pending: after
+  // SIGTERM a connection whose client left may have no I/O under way, yet
+  // still be owed a SyncWrite's answer, which is posted to it later. Without
+  // this, run() could return in between and the answer would never run.
+  // Released after the drain (shutdown()).
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> io_work_;
 
   base::Mutex mutex_;
   std::condition_variable changed_;

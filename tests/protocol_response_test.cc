@@ -58,11 +58,10 @@ TEST(ResponseEncoderTest, StatSequenceEndsWithAnEmptyResponse) {
 
 TEST(ResponseEncoderTest, HelloNegotiatesWhatTheServerSupports) {
   std::string asked;
-  appendFeatures(asked,
-                 std::vector<Feature>{Feature::kTls, Feature::kSyncReplication, Feature::kXerror,
-                                      Feature::kSyncReplication, Feature::kSnappy,
-                                      Feature::kAltRequestSupport, Feature::kSelectBucket,
-                                      Feature::kCollections});
+  appendFeatures(asked, std::vector<Feature>{Feature::kTls, Feature::kSyncReplication,
+                                             Feature::kXerror, Feature::kSyncReplication,
+                                             Feature::kSnappy, Feature::kAltRequestSupport,
+                                             Feature::kSelectBucket, Feature::kCollections});
   const std::vector<Feature> agreed = negotiateFeatures(asked);
   EXPECT_EQ(agreed, (std::vector<Feature>{Feature::kSyncReplication, Feature::kXerror,
                                           Feature::kAltRequestSupport, Feature::kSelectBucket}));
