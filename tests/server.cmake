@@ -10,3 +10,5 @@ syncwrite_test(server_integration_test server_durability_test.cc server_process_
 target_compile_definitions(server_integration_test
   PRIVATE SYNCWRITE_SERVER_BINARY="$<TARGET_FILE:syncwrite-server>")
 add_dependencies(server_integration_test syncwrite-server)
+
+syncwrite_test(sasl_test sasl_test.cc LIBS syncwrite::sasl absl::strings)
