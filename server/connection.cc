@@ -113,7 +113,7 @@ void Connection::handlePacket(const protocol::Packet& packet) {
   protocol::ParseResult parsed = protocol::parseRequest(packet);
   if (session_.unordered) {
     if (!parsed.ok()) {
-      protocol::appendParseError(unordered_out_, parsed);
+      protocol::appendParseError(unordered_out_, parsed, session_.json);
       ++unordered_queued_;
       return;
     }
@@ -123,7 +123,7 @@ void Connection::handlePacket(const protocol::Packet& packet) {
   Slot& slot = slots_.emplace_back();
   const uint64_t seq = first_slot_seq_ + slots_.size() - 1;
   if (!parsed.ok()) {
-    protocol::appendParseError(slot.bytes, parsed);
+    protocol::appendParseError(slot.bytes, parsed, session_.json);
     slot.ready = true;
     return;
   }

@@ -45,9 +45,11 @@ void appendErrorResponse(std::string& out, Opcode opcode, Status status, uint32_
                        .value = body});
 }
 
-void appendParseError(std::string& out, const ParseResult& refused) {
+void appendParseError(std::string& out, const ParseResult& refused, bool json_datatype) {
+  const bool unknown = refused.status == Status::kUnknownCommand;
   appendErrorResponse(out, refused.request.opcode, refused.status, refused.request.opaque,
-                      refused.message);
+                      unknown ? std::string_view() : std::string_view(refused.message),
+                      json_datatype);
 }
 
 void appendGetResponse(std::string& out, uint32_t opaque, uint64_t cas, uint32_t flags,

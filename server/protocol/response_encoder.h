@@ -46,8 +46,10 @@ void appendErrorResponse(std::string& out, Opcode opcode, Status status, uint32_
                          std::string_view message, bool json_datatype = true);
 
 // The answer to a request parseRequest refused: its opcode, opaque, status and
-// message.
-void appendParseError(std::string& out, const ParseResult& refused);
+// message (marked JSON only when `json_datatype`). UnknownCommand is answered
+// with no body, as kv_engine does: some clients read the body of an answer to
+// a bootstrap request as its payload whatever the status.
+void appendParseError(std::string& out, const ParseResult& refused, bool json_datatype = true);
 
 // GET hit: 4-byte flags extras, the value, the item's CAS.
 void appendGetResponse(std::string& out, uint32_t opaque, uint64_t cas, uint32_t flags,
