@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "clock/clock_ref.h"
-#include "clock/coarse_clock.h"
+#include "clock/precise_clock.h"
 #include "config/configuration.h"
 #include "durability/bucket_durability.h"
 #include "durability/requirements.h"
@@ -137,11 +137,11 @@ int main() {
     return 1;
   }
 
-  // 3. The bucket's durability layer, on the coarse clock, as syncwrite-server
-  //    runs it (cheap to read; deadlines are still never early).
+  // 3. The bucket's durability layer. Deadlines are stamped from the precise
+  //    clock: one that lags real time (coarse) could expire a write early.
   sw::durability::BucketDurability durability("orders", bucket_config, vbuckets, pool,
                                               *std::move(topology),
-                                              sw::clock::ClockRef::of<sw::clock::CoarseClock>());
+                                              sw::clock::ClockRef::of<sw::clock::PreciseClock>());
   std::printf("bucket \"orders\": %zu vbuckets, chain [store-a, store-b, store-c], mode %s\n",
               vbuckets.size(), std::string(toString(durability.mode())).c_str());
   Outcomes outcomes;
