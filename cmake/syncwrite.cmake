@@ -25,12 +25,13 @@ endfunction()
 # syncwrite_layer(LAYER SOURCES... DEPS target...)
 # One layer's library: target syncwrite_<LAYER>, alias syncwrite::<LAYER>, headers
 # included from the repository root ("clock/coarse_clock.h"), DEPS and
-# syncwrite::base (base/: the annotated mutexes) linked publicly.
+# syncwrite::base (base/: the annotated mutexes) linked publicly. Installed,
+# the same includes resolve under <prefix>/include/syncwrite (cmake/install.cmake).
 function(syncwrite_layer layer)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
   add_library(syncwrite_${layer} ${ARG_UNPARSED_ARGUMENTS})
   add_library(syncwrite::${layer} ALIAS syncwrite_${layer})
-  target_include_directories(syncwrite_${layer} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_include_directories(syncwrite_${layer} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>)
   target_link_libraries(syncwrite_${layer} PUBLIC syncwrite::base ${ARG_DEPS})
 endfunction()
 

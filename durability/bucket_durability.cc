@@ -112,10 +112,14 @@ BucketDurability::Impl::Impl(std::string name_in, config::Configuration& config_
   settings.default_timeout_ms.store(config.get(keys::kDurabilityDefaultTimeout).count());
   slots.resize(map.size());
   timers.resize(map.size());
-  for (size_t i = 0; i < map.size(); ++i) {
+  // Each monitor keeps its own topology: copies, and this one for the last.
+  const size_t last = map.size() - 1;  // a VBucketMap has at least one vbucket
+  for (size_t i = 0; i < last; ++i) {
     slots[i].monitor = std::make_unique<ActiveDurabilityMonitor>(map.at(static_cast<Vbid>(i)),
                                                                  settings, topology_in);
   }
+  slots[last].monitor = std::make_unique<ActiveDurabilityMonitor>(map.at(static_cast<Vbid>(last)),
+                                                                  settings, std::move(topology_in));
 }
 
 void BucketDurability::Impl::startTimerLocked(Vbid vb) {
@@ -291,11 +295,14 @@ void BucketDurability::notifyLocalPersistence(Vbid vbid, Seqno persisted_seqno) 
 
 void BucketDurability::setTopology(ReplicationTopology topology) {
   Impl& d = *impl_;
-  for (Impl::Slot& slot : d.slots) {
+  auto apply = [](Impl::Slot& slot, ReplicationTopology t) {
     ResolvedWrites resolved;
-    slot.monitor->setTopology(topology, resolved);
+    slot.monitor->setTopology(std::move(t), resolved);
     resolved.notify();
-  }
+  };
+  // Each monitor keeps its own topology: copies, and this one for the last.
+  for (size_t i = 0; i + 1 < d.slots.size(); ++i) apply(d.slots[i], topology);
+  apply(d.slots.back(), std::move(topology));
 }
 
 ReplicationTopology BucketDurability::topology() const {

@@ -24,7 +24,7 @@ namespace syncwrite::durability::testing {
 class Recorder {
  public:
   Completion completion(std::string tag = "") {
-    return [this, tag](const Resolution& r) {
+    return [this, tag = std::move(tag)](const Resolution& r) {
       std::lock_guard lock(mutex_);
       entries_.push_back({tag, r, std::this_thread::get_id()});
       cv_.notify_all();
