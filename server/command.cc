@@ -33,7 +33,7 @@ void answerNoBucket(CommandContext& context) {
 }
 
 void answerNotMyVbucket(CommandContext& context) {
-  const Bucket* bucket = context.session.bucket;
+  const Bucket* bucket = currentBucket(context);
   if (bucket == nullptr) {
     answerError(context, protocol::Status::kNotMyVbucket,
                 absl::StrCat("vbucket ", context.request.vbucket, " is not active here"));
@@ -47,9 +47,18 @@ void answerNotMyVbucket(CommandContext& context) {
                                          .value = map});
 }
 
+Bucket* currentBucket(const CommandContext& context) {
+  // The dispatcher has already refused a command that needs authentication
+  // on a connection that has none (when the server has users), so the
+  // default bucket is only reached by those allowed to use it.
+  return context.session.bucket != nullptr ? context.session.bucket
+                                           : context.server.default_bucket;
+}
+
 Bucket* selectedBucket(CommandContext& context) {
-  if (context.session.bucket == nullptr) answerNoBucket(context);
-  return context.session.bucket;
+  Bucket* bucket = currentBucket(context);
+  if (bucket == nullptr) answerNoBucket(context);
+  return bucket;
 }
 
 vbucket::VBucket* activeVbucket(CommandContext& context) {

@@ -25,6 +25,7 @@ namespace syncwrite::server {
 // Per-connection state the commands change.
 struct Session {
   // What HELLO agreed to; each changes how answers are shaped or sent.
+  bool said_hello = false;      // any HELLO: a Couchbase client, not a plain memcached one
   bool json = false;            // JSON: answers may carry datatype JSON
   bool xerror = false;          // XERROR: error answers may carry a context body
   bool unordered = false;       // UnorderedExecution: answers leave when decided
@@ -96,7 +97,10 @@ void answerNoBucket(CommandContext& context);
 // sends it, so a client re-routes by itself.
 void answerNotMyVbucket(CommandContext& context);
 
-// The session's bucket, or null after answering NoBucket.
+// The bucket the connection works in: the one it selected, else the server's
+// default_bucket, else null. Answers nothing.
+Bucket* currentBucket(const CommandContext& context);
+// As currentBucket(), but answers NoBucket when there is none.
 Bucket* selectedBucket(CommandContext& context);
 // The request's vbucket in the selected bucket if it is active, or null after
 // answering NoBucket or NotMyVbucket.

@@ -74,6 +74,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::create(ServerConfig config) {
     if (!bucket.ok()) return bucket.status();
     context.buckets.emplace(name, std::move(*bucket));
   }
+  if (const std::string name = server_config.get(config::keys::kDefaultBucket); !name.empty()) {
+    context.default_bucket = context.findBucket(name);
+    if (context.default_bucket == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("config: default_bucket '", name, "' is not one of the buckets"));
+    }
+  }
   return server;
 }
 

@@ -22,7 +22,9 @@
 // connections authenticate as (SASL), each {"password": "<text>"}:
 //    "users": {"Administrator": {"password": "password"}}
 // With users, a connection must authenticate before SELECT_BUCKET or any data
-// command; without, the server is open (and says so at start-up).
+// command; without, the server is open (and says so at start-up). The server
+// key default_bucket names a bucket a connection works in until it selects
+// one (for plain memcached clients, which cannot).
 // Everything else goes to config::Configuration (server scope for the top
 // level, bucket scope per bucket), so unknown keys and bad values are refused
 // with the config layer's own message, prefixed with where they were.

@@ -26,8 +26,10 @@
 
 namespace syncwrite::server {
 
-// The server's version, answered to VERSION and in the general stats.
+// The server's name and version, in the general stats.
 inline constexpr std::string_view kServerVersion = "syncwrite-server 0.1.0";
+// The bare version VERSION answers.
+inline constexpr std::string_view kServerVersionNumber = "0.1.0";
 
 struct ServerContext {
   std::unique_ptr<config::Configuration> server_config;
@@ -40,6 +42,9 @@ struct ServerContext {
   // The users connections authenticate as (the config's "users"). Empty: the
   // server is open, and no command needs authentication.
   std::unique_ptr<sasl::UserStore> users;
+  // The bucket a connection works in before SELECT_BUCKET (default_bucket),
+  // or null.
+  Bucket* default_bucket = nullptr;
   // The port the server listens on, for the cluster map; set before the I/O
   // threads start.
   uint16_t port = 0;

@@ -156,7 +156,12 @@ TEST(VocabularyTest, StatusNamesAndValues) {
   EXPECT_EQ(describe(Status::kNotMyVbucket), "not my vbucket");
   EXPECT_EQ(toString(static_cast<Status>(0x4242)), "Unknown");
   EXPECT_EQ(toString(Opcode::kDcpSeqnoAcknowledged), "DCP_SEQNO_ACKNOWLEDGED");
-  EXPECT_FALSE(isKnownOpcode(static_cast<Opcode>(0x05)));
+  EXPECT_FALSE(isKnownOpcode(static_cast<Opcode>(0xc5)));
+  EXPECT_EQ(unquiet(Opcode::kGetKQ), Opcode::kGetK);
+  EXPECT_TRUE(isQuiet(Opcode::kSetQ));
+  EXPECT_FALSE(isQuiet(Opcode::kSet));
+  EXPECT_TRUE(isMutation(Opcode::kIncrementQ));
+  EXPECT_FALSE(isMutation(Opcode::kGetK));
   EXPECT_TRUE(isKnownOpcode(Opcode::kSelectBucket));
   EXPECT_EQ(toString(Feature::kSyncReplication), "SyncReplication");
   EXPECT_EQ(vbucketStateFromString("replica"), VbucketState::kReplica);

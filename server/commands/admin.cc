@@ -30,7 +30,7 @@ vbucket::VBucketState stateFor(protocol::VbucketState state) {
 
 Disposition stat(CommandContext& context) {
   const protocol::Request& request = context.request;
-  auto stats = collectStats(context.server, context.session.bucket, request.key);
+  auto stats = collectStats(context.server, currentBucket(context), request.key);
   if (!stats.ok()) {
     const Status status =
         absl::IsFailedPrecondition(stats.status()) ? Status::kNoBucket : Status::kKeyNotFound;

@@ -10,11 +10,12 @@
 
 namespace syncwrite::server::commands {
 
-// SET, ADD, REPLACE, DELETE: plain writes and SyncWrites (mutation.cc).
+// SET, ADD, REPLACE, DELETE, INCREMENT, DECREMENT, APPEND, PREPEND and their
+// quiet forms: plain writes and SyncWrites (mutation.cc).
 void addMutationCommands(CommandTable& table);
-// GET, GET_META, TOUCH, GAT (retrieval.cc).
+// GET, GETK, GETQ, GETKQ, GET_META, TOUCH, GAT (retrieval.cc).
 void addRetrievalCommands(CommandTable& table);
-// HELLO, SELECT_BUCKET, NOOP, VERSION, QUIT: the connection's own state
+// HELLO, SELECT_BUCKET, NOOP, VERSION, QUIT, QUITQ: the connection's own state
 // (session.cc).
 void addSessionCommands(CommandTable& table);
 // STAT, SET_PARAM, SET_VBUCKET: what an operator or test harness asks

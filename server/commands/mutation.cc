@@ -11,6 +11,9 @@
 // with a CAS is Einval (it has nothing to compare with). Flags, expiry and
 // the datatype bit (JSON) are stored with the value.
 //
+// A DELETE's Success carries the deletion's CAS — or 0 for a connection that
+// never sent HELLO, as memcached answers plain memcached clients.
+//
 // With MutationSeqno negotiated, a Success carries 16 bytes of extras: the
 // vbucket's uuid and the seqno at which the write became visible — for a
 // SyncWrite, its commit's seqno (not the prepare's): a reader that waits for
@@ -19,6 +22,7 @@
 #include <string>
 #include <utility>
 
+#include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 
 #include "server/commands/families.h"
@@ -67,33 +71,43 @@ durability::WriteOp writeOpFor(Opcode opcode) {
   }
 }
 
-// The Success of a mutation: its CAS, and with MutationSeqno the extras.
-void appendSuccess(std::string& out, Opcode opcode, uint32_t opaque, uint64_t cas,
-                   std::optional<uint64_t> vbucket_uuid, uint64_t seqno) {
+// How a mutation's Success is answered: its CAS, with MutationSeqno the
+// vbucket uuid and seqno as extras, and for INCREMENT/DECREMENT the new
+// counter as an 8-byte value. A quiet mutation answers nothing on success.
+struct SuccessShape {
+  Opcode opcode = Opcode::kSet;
+  uint32_t opaque = 0;
+  bool quiet = false;
+  std::optional<uint64_t> vbucket_uuid;
+  std::string value;
+  bool zero_cas = false;
+};
+
+void appendSuccess(std::string& out, const SuccessShape& shape, uint64_t cas, uint64_t seqno) {
+  if (shape.quiet) return;
   std::string extras;
-  if (vbucket_uuid) {
-    protocol::wire::append64(extras, *vbucket_uuid);
+  if (shape.vbucket_uuid) {
+    protocol::wire::append64(extras, *shape.vbucket_uuid);
     protocol::wire::append64(extras, seqno);
   }
-  protocol::appendResponse(out, {.opcode = opcode,
+  protocol::appendResponse(out, {.opcode = shape.opcode,
                                  .status = Status::kSuccess,
-                                 .opaque = opaque,
-                                 .cas = cas,
-                                 .extras = extras});
+                                 .opaque = shape.opaque,
+                                 .cas = shape.zero_cas ? 0 : cas,
+                                 .extras = extras,
+                                 .value = shape.value});
 }
 
-// Answers a resolved SyncWrite through `late`.
-durability::Completion completionFor(LateReply late, Opcode opcode, uint32_t opaque,
-                                     std::optional<uint64_t> vbucket_uuid) {
-  return [late = std::move(late), opcode, opaque,
-          vbucket_uuid](const durability::Resolution& resolution) {
+// Answers a resolved SyncWrite through `late` (an empty answer for a quiet
+// one that committed: the connection sends nothing for it).
+durability::Completion completionFor(LateReply late, SuccessShape shape) {
+  return [late = std::move(late), shape = std::move(shape)](const durability::Resolution& resolution) {
     std::string response;
     if (resolution.committed) {
-      appendSuccess(response, opcode, opaque, resolution.cas, vbucket_uuid,
-                    resolution.resolution_seqno);
+      appendSuccess(response, shape, resolution.cas, resolution.resolution_seqno);
     } else {
       protocol::appendErrorResponse(
-          response, opcode, Status::kSyncWriteAmbiguous, opaque,
+          response, shape.opcode, Status::kSyncWriteAmbiguous, shape.opaque,
           absl::StrCat("SyncWrite ambiguous: ",
                        std::string(durability::toString(resolution.reason))));
     }
@@ -101,17 +115,72 @@ durability::Completion completionFor(LateReply late, Opcode opcode, uint32_t opa
   };
 }
 
+SuccessShape shapeFor(const CommandContext& context, const Bucket& bucket) {
+  SuccessShape shape;
+  shape.opcode = context.request.opcode;
+  shape.opaque = context.request.opaque;
+  shape.quiet = protocol::isQuiet(context.request.opcode);
+  // A plain memcached client (no HELLO) gets memcached's DELETE answer, CAS
+  // 0 (libmemcached's memcapable checks it); a Couchbase client gets the
+  // deletion's CAS, as kv_engine sends it.
+  shape.zero_cas = protocol::unquiet(context.request.opcode) == Opcode::kDelete &&
+                   !context.session.said_hello;
+  if (context.session.mutation_seqno) {
+    shape.vbucket_uuid = bucket.vbucketUuid(context.request.vbucket);
+  }
+  return shape;
+}
+
+// Sends `write` and answers it. `late`, when set, is the LateReply a
+// SyncWrite answers through (taken once per request by the caller).
+// kKeyExists is returned to the caller without answering when `retry_on_cas`
+// (a read-modify-write whose item changed under it).
+enum class Sent { kDone, kCasMoved };
+Sent send(CommandContext& context, Bucket& bucket, durability::WriteRequest write,
+          SuccessShape shape, const std::optional<LateReply>& late, bool retry_on_cas,
+          Disposition& disposition) {
+  const protocol::Request& request = context.request;
+  durability::Completion completion;
+  if (late) completion = completionFor(*late, shape);
+  const uint64_t cas = write.cas;
+  const durability::WriteResult result =
+      bucket.write(request.vbucket, std::move(write), std::move(completion));
+  disposition = Disposition::kAnswered;
+  switch (result.status) {
+    case durability::WriteStatus::kPending:
+      disposition = Disposition::kDeferred;
+      break;
+    case durability::WriteStatus::kCommitted:
+      appendSuccess(context.out, shape, cas, result.seqno);
+      break;
+    case durability::WriteStatus::kNotActive:
+      answerNotMyVbucket(context);
+      break;
+    case durability::WriteStatus::kKeyExists:
+      if (retry_on_cas) return Sent::kCasMoved;
+      answerError(context, statusFor(result.status),
+                  std::string(durability::toString(result.status)));
+      break;
+    default:
+      answerError(context, statusFor(result.status),
+                  std::string(durability::toString(result.status)));
+      break;
+  }
+  return Sent::kDone;
+}
+
 Disposition mutate(CommandContext& context) {
   const protocol::Request& request = context.request;
   Bucket* bucket = selectedBucket(context);
   if (bucket == nullptr) return Disposition::kAnswered;
-  if (request.cas != 0 && request.opcode == Opcode::kAdd) {
+  const Opcode loud = protocol::unquiet(request.opcode);
+  if (request.cas != 0 && loud == Opcode::kAdd) {
     answerError(context, Status::kEinval, "ADD takes no CAS (there is no item to compare with)");
     return Disposition::kAnswered;
   }
   const uint32_t now = unixNow();
   durability::WriteRequest write;
-  write.op = writeOpFor(request.opcode);
+  write.op = writeOpFor(loud);
   write.key = std::string(request.key);
   if (write.op != durability::WriteOp::kDelete) {
     write.value = std::string(request.value);
@@ -124,37 +193,144 @@ Disposition mutate(CommandContext& context) {
   write.unix_now = now;
   write.durability = request.durability;
 
-  std::optional<uint64_t> vbucket_uuid;
-  if (context.session.mutation_seqno) vbucket_uuid = bucket->vbucketUuid(request.vbucket);
-  durability::Completion completion;
-  if (bucket->durability().mayPend(write)) {
-    completion = completionFor(context.defer(), request.opcode, request.opaque, vbucket_uuid);
+  std::optional<LateReply> late;
+  if (bucket->durability().mayPend(write)) late = context.defer();
+  Disposition disposition = Disposition::kAnswered;
+  send(context, *bucket, std::move(write), shapeFor(context, *bucket), late, false, disposition);
+  return disposition;
+}
+
+// What a read-modify-write makes of the current item (null: none): the new
+// value, or a status to answer with its message.
+struct Modified {
+  Status status = Status::kSuccess;
+  std::string message;
+  std::string value;
+  vbucket::ItemMeta meta;
+  std::string answer_value;  // INCREMENT/DECREMENT: the 8-byte counter
+};
+
+constexpr int kReadModifyWriteAttempts = 8;
+
+// Reads the key's item, computes the new one and writes it on the condition
+// that the item has not changed (its CAS), retrying a few times when another
+// write won; Etmpfail (0x86, which clients retry) after that. Goes through
+// the durability layer like any mutation, so a durability frame makes it a
+// SyncWrite.
+template <typename Compute>
+Disposition readModifyWrite(CommandContext& context, Compute compute) {
+  const protocol::Request& request = context.request;
+  Bucket* bucket = selectedBucket(context);
+  if (bucket == nullptr) return Disposition::kAnswered;
+  vbucket::VBucket* vb = activeVbucket(context);
+  if (vb == nullptr) return Disposition::kAnswered;
+  std::optional<LateReply> late;
+  for (int attempt = 0; attempt < kReadModifyWriteAttempts; ++attempt) {
+    const uint32_t now = unixNow();
+    vbucket::QueuedItem item = vb->hashTable().find(request.key);
+    if (item != nullptr && item->expiredAt(now)) item = nullptr;
+    if (request.cas != 0 && (item == nullptr || item->cas != request.cas)) {
+      answerError(context, item == nullptr ? Status::kKeyNotFound : Status::kKeyExists,
+                  item == nullptr ? "no such key" : "CAS mismatch");
+      return Disposition::kAnswered;
+    }
+    Modified modified = compute(item.get(), now);
+    if (modified.status != Status::kSuccess) {
+      answerError(context, modified.status, modified.message);
+      return Disposition::kAnswered;
+    }
+    durability::WriteRequest write;
+    write.op = item == nullptr ? durability::WriteOp::kAdd : durability::WriteOp::kSet;
+    write.key = std::string(request.key);
+    write.value = std::move(modified.value);
+    write.meta = modified.meta;
+    write.cas = Dispatcher::nextCas();
+    write.expected_cas = item == nullptr ? 0 : item->cas;
+    write.unix_now = now;
+    write.durability = request.durability;
+    if (!late && bucket->durability().mayPend(write)) late = context.defer();
+    SuccessShape shape = shapeFor(context, *bucket);
+    shape.value = std::move(modified.answer_value);
+    Disposition disposition = Disposition::kAnswered;
+    if (send(context, *bucket, std::move(write), std::move(shape), late, true, disposition) ==
+        Sent::kDone) {
+      return disposition;
+    }
   }
-  const uint64_t cas = write.cas;
-  const durability::WriteResult result =
-      bucket->write(request.vbucket, std::move(write), std::move(completion));
-  switch (result.status) {
-    case durability::WriteStatus::kPending:
-      return Disposition::kDeferred;
-    case durability::WriteStatus::kCommitted:
-      appendSuccess(context.out, request.opcode, request.opaque, cas, vbucket_uuid, result.seqno);
-      break;
-    case durability::WriteStatus::kNotActive:
-      answerNotMyVbucket(context);
-      break;
-    default:
-      answerError(context, statusFor(result.status),
-                  std::string(durability::toString(result.status)));
-      break;
-  }
+  answerError(context, Status::kEtmpfail, "the item kept changing under the update; retry");
   return Disposition::kAnswered;
+}
+
+// INCREMENT/DECREMENT (kv_engine docs/BinaryProtocol.md): the counter is the
+// value as decimal text; an absent key is created with `initial` unless the
+// expiry is 0xffffffff (then KeyNotFound); an increment wraps at 2^64, a
+// decrement stops at 0; a value that is not a decimal number is DeltaBadval.
+Disposition counter(CommandContext& context) {
+  const protocol::Request& request = context.request;
+  const bool increment = protocol::unquiet(request.opcode) == Opcode::kIncrement;
+  return readModifyWrite(context, [&](const vbucket::Item* item, uint32_t now) {
+    Modified m;
+    uint64_t value = request.initial;
+    if (item == nullptr) {
+      if (request.expiry == 0xffffffff) {
+        m.status = Status::kKeyNotFound;
+        m.message = "no such key (and expiry 0xffffffff: do not create it)";
+        return m;
+      }
+      m.meta.expiry = absoluteExpiry(request.expiry, now);
+    } else {
+      uint64_t current = 0;
+      const std::string& text = item->value;
+      const bool numeric = !text.empty() && text.size() <= 20 &&
+                           text.find_first_not_of("0123456789") == std::string::npos &&
+                           absl::SimpleAtoi(text, &current);
+      if (!numeric) {
+        m.status = Status::kDeltaBadval;
+        m.message = "the value is not a decimal number";
+        return m;
+      }
+      value = increment ? current + request.delta  // wraps at 2^64
+                        : (current < request.delta ? 0 : current - request.delta);
+      m.meta = item->meta;
+    }
+    m.value = std::to_string(value);
+    protocol::wire::append64(m.answer_value, value);
+    return m;
+  });
+}
+
+// APPEND/PREPEND: the item must exist (NotStored otherwise); flags and
+// expiry stay.
+Disposition concat(CommandContext& context) {
+  const protocol::Request& request = context.request;
+  const bool append = protocol::unquiet(request.opcode) == Opcode::kAppend;
+  return readModifyWrite(context, [&](const vbucket::Item* item, uint32_t) {
+    Modified m;
+    if (item == nullptr) {
+      m.status = Status::kNotStored;
+      m.message = "no such key to append or prepend to";
+      return m;
+    }
+    m.value = append ? absl::StrCat(item->value, std::string(request.value))
+                     : absl::StrCat(std::string(request.value), item->value);
+    m.meta = item->meta;
+    return m;
+  });
 }
 
 }  // namespace
 
 void addMutationCommands(CommandTable& table) {
-  for (Opcode opcode : {Opcode::kSet, Opcode::kAdd, Opcode::kReplace, Opcode::kDelete}) {
+  for (Opcode opcode : {Opcode::kSet, Opcode::kAdd, Opcode::kReplace, Opcode::kDelete,
+                        Opcode::kSetQ, Opcode::kAddQ, Opcode::kReplaceQ, Opcode::kDeleteQ}) {
     table[static_cast<uint8_t>(opcode)] = {&mutate};
+  }
+  for (Opcode opcode :
+       {Opcode::kIncrement, Opcode::kDecrement, Opcode::kIncrementQ, Opcode::kDecrementQ}) {
+    table[static_cast<uint8_t>(opcode)] = {&counter};
+  }
+  for (Opcode opcode : {Opcode::kAppend, Opcode::kPrepend, Opcode::kAppendQ, Opcode::kPrependQ}) {
+    table[static_cast<uint8_t>(opcode)] = {&concat};
   }
 }
 

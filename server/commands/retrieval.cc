@@ -1,4 +1,7 @@
-// GET, GET_META, TOUCH, GAT.
+// GET, GETK, GETQ, GETKQ, GET_META, TOUCH, GAT.
+//
+// GETK and GETKQ answer the key beside the value; GETQ and GETKQ answer
+// nothing on a miss (memcached's quiet reads, for a pipeline ended by NOOP).
 //
 // An item whose expiry has passed is absent to every read (KeyNotFound 0x01).
 // TOUCH and GAT change an item's expiry: they write the item again with the
@@ -31,9 +34,11 @@ vbucket::QueuedItem liveItem(CommandContext& context, vbucket::VBucket& vb, uint
   return item;
 }
 
-// A value answer (GET, GAT): 4-byte flags extras, the item's datatype masked
-// by what the session negotiated.
+// A value answer (GET, GETK, GAT): 4-byte flags extras, the key for GETK and
+// GETKQ, the item's datatype masked by what the session negotiated.
 void answerValue(CommandContext& context, const vbucket::Item& item, uint64_t cas) {
+  const Opcode loud = protocol::unquiet(context.request.opcode);
+  const std::string_view key = loud == Opcode::kGetK ? context.request.key : std::string_view();
   std::string extras;
   protocol::wire::append32(extras, item.meta.flags);
   const uint8_t datatype = context.session.json ? item.meta.datatype : protocol::kDatatypeRaw;
@@ -43,12 +48,18 @@ void answerValue(CommandContext& context, const vbucket::Item& item, uint64_t ca
                                          .cas = cas,
                                          .datatype = datatype,
                                          .extras = extras,
+                                         .key = key,
                                          .value = item.value});
 }
 
 Disposition get(CommandContext& context) {
   vbucket::VBucket* vb = activeVbucket(context);
   if (vb == nullptr) return Disposition::kAnswered;
+  if (protocol::isQuiet(context.request.opcode)) {
+    vbucket::QueuedItem item = vb->hashTable().find(context.request.key);
+    if (item != nullptr && !item->expiredAt(unixNow())) answerValue(context, *item, item->cas);
+    return Disposition::kAnswered;  // a miss answers nothing
+  }
   vbucket::QueuedItem item = liveItem(context, *vb, unixNow());
   if (item != nullptr) answerValue(context, *item, item->cas);
   return Disposition::kAnswered;
@@ -84,7 +95,7 @@ Disposition touch(CommandContext& context) {
   const protocol::Request& request = context.request;
   vbucket::VBucket* vb = activeVbucket(context);
   if (vb == nullptr) return Disposition::kAnswered;
-  Bucket& bucket = *context.session.bucket;
+  Bucket& bucket = *currentBucket(context);  // activeVbucket() found one
   for (int attempt = 0; attempt < kTouchAttempts; ++attempt) {
     const uint32_t now = unixNow();
     vbucket::QueuedItem item = liveItem(context, *vb, now);
@@ -140,7 +151,9 @@ Disposition touch(CommandContext& context) {
 }  // namespace
 
 void addRetrievalCommands(CommandTable& table) {
-  table[static_cast<uint8_t>(Opcode::kGet)] = {&get};
+  for (Opcode opcode : {Opcode::kGet, Opcode::kGetK, Opcode::kGetQ, Opcode::kGetKQ}) {
+    table[static_cast<uint8_t>(opcode)] = {&get};
+  }
   table[static_cast<uint8_t>(Opcode::kGetMeta)] = {&getMeta};
   table[static_cast<uint8_t>(Opcode::kTouch)] = {&touch};
   table[static_cast<uint8_t>(Opcode::kGat)] = {&touch};

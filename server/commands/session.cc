@@ -17,6 +17,7 @@ using protocol::Status;
 Disposition hello(CommandContext& context) {
   const std::vector<protocol::Feature> agreed = protocol::negotiateFeatures(context.request.value);
   Session& session = context.session;
+  session.said_hello = true;
   session.json = session.xerror = session.unordered = session.mutation_seqno = false;
   for (protocol::Feature feature : agreed) {
     switch (feature) {
@@ -61,7 +62,8 @@ Disposition noop(CommandContext& context) {
 }
 
 Disposition version(CommandContext& context) {
-  protocol::appendVersionResponse(context.out, context.request.opaque, kServerVersion);
+  // A bare version, as kv_engine answers (libmemcached parses major.minor.micro).
+  protocol::appendVersionResponse(context.out, context.request.opaque, kServerVersionNumber);
   return Disposition::kAnswered;
 }
 
@@ -71,6 +73,9 @@ Disposition quit(CommandContext& context) {
   return Disposition::kClose;
 }
 
+// QUITQ: closes without an answer.
+Disposition quitQuietly(CommandContext&) { return Disposition::kClose; }
+
 }  // namespace
 
 void addSessionCommands(CommandTable& table) {
@@ -79,6 +84,7 @@ void addSessionCommands(CommandTable& table) {
   table[static_cast<uint8_t>(Opcode::kNoop)] = {&noop, false};
   table[static_cast<uint8_t>(Opcode::kVersion)] = {&version, false};
   table[static_cast<uint8_t>(Opcode::kQuit)] = {&quit, false};
+  table[static_cast<uint8_t>(Opcode::kQuitQ)] = {&quitQuietly, false};
 }
 
 }  // namespace syncwrite::server::commands

@@ -14,6 +14,38 @@ std::string_view toString(Opcode opcode) noexcept {
       return "REPLACE";
     case Opcode::kDelete:
       return "DELETE";
+    case Opcode::kIncrement:
+      return "INCREMENT";
+    case Opcode::kDecrement:
+      return "DECREMENT";
+    case Opcode::kGetQ:
+      return "GETQ";
+    case Opcode::kGetK:
+      return "GETK";
+    case Opcode::kGetKQ:
+      return "GETKQ";
+    case Opcode::kAppend:
+      return "APPEND";
+    case Opcode::kPrepend:
+      return "PREPEND";
+    case Opcode::kSetQ:
+      return "SETQ";
+    case Opcode::kAddQ:
+      return "ADDQ";
+    case Opcode::kReplaceQ:
+      return "REPLACEQ";
+    case Opcode::kDeleteQ:
+      return "DELETEQ";
+    case Opcode::kIncrementQ:
+      return "INCREMENTQ";
+    case Opcode::kDecrementQ:
+      return "DECREMENTQ";
+    case Opcode::kQuitQ:
+      return "QUITQ";
+    case Opcode::kAppendQ:
+      return "APPENDQ";
+    case Opcode::kPrependQ:
+      return "PREPENDQ";
     case Opcode::kQuit:
       return "QUIT";
     case Opcode::kNoop:
@@ -55,5 +87,50 @@ std::string_view toString(Opcode opcode) noexcept {
 }
 
 bool isKnownOpcode(Opcode opcode) noexcept { return toString(opcode) != "UNKNOWN"; }
+
+Opcode unquiet(Opcode opcode) noexcept {
+  switch (opcode) {
+    case Opcode::kGetQ:
+      return Opcode::kGet;
+    case Opcode::kGetKQ:
+      return Opcode::kGetK;
+    case Opcode::kSetQ:
+      return Opcode::kSet;
+    case Opcode::kAddQ:
+      return Opcode::kAdd;
+    case Opcode::kReplaceQ:
+      return Opcode::kReplace;
+    case Opcode::kDeleteQ:
+      return Opcode::kDelete;
+    case Opcode::kIncrementQ:
+      return Opcode::kIncrement;
+    case Opcode::kDecrementQ:
+      return Opcode::kDecrement;
+    case Opcode::kQuitQ:
+      return Opcode::kQuit;
+    case Opcode::kAppendQ:
+      return Opcode::kAppend;
+    case Opcode::kPrependQ:
+      return Opcode::kPrepend;
+    default:
+      return opcode;
+  }
+}
+
+bool isMutation(Opcode opcode) noexcept {
+  switch (unquiet(opcode)) {
+    case Opcode::kSet:
+    case Opcode::kAdd:
+    case Opcode::kReplace:
+    case Opcode::kDelete:
+    case Opcode::kIncrement:
+    case Opcode::kDecrement:
+    case Opcode::kAppend:
+    case Opcode::kPrepend:
+      return true;
+    default:
+      return false;
+  }
+}
 
 }  // namespace syncwrite::server::protocol

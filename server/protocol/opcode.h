@@ -27,10 +27,26 @@ enum class Opcode : uint8_t {
   kAdd = 0x02,
   kReplace = 0x03,
   kDelete = 0x04,
+  kIncrement = 0x05,
+  kDecrement = 0x06,
   kQuit = 0x07,
+  kGetQ = 0x09,
   kNoop = 0x0a,
   kVersion = 0x0b,
+  kGetK = 0x0c,
+  kGetKQ = 0x0d,
+  kAppend = 0x0e,
+  kPrepend = 0x0f,
   kStat = 0x10,
+  kSetQ = 0x11,
+  kAddQ = 0x12,
+  kReplaceQ = 0x13,
+  kDeleteQ = 0x14,
+  kIncrementQ = 0x15,
+  kDecrementQ = 0x16,
+  kQuitQ = 0x17,
+  kAppendQ = 0x19,
+  kPrependQ = 0x1a,
   kTouch = 0x1c,
   kGat = 0x1d,
   kHello = 0x1f,
@@ -50,12 +66,35 @@ enum class Opcode : uint8_t {
 // True for the opcodes listed above; false for any other byte.
 bool isKnownOpcode(Opcode opcode) noexcept;
 
-// True for SET, ADD, REPLACE and DELETE: the only opcodes that accept a
-// durability requirement frame.
-constexpr bool isMutation(Opcode opcode) noexcept {
-  return opcode == Opcode::kSet || opcode == Opcode::kAdd || opcode == Opcode::kReplace ||
-         opcode == Opcode::kDelete;
+// The opcode a quiet variant is the quiet form of (SETQ -> SET, GETKQ ->
+// GETK, QUITQ -> QUIT, ...); any other opcode itself.
+Opcode unquiet(Opcode opcode) noexcept;
+
+// True for the quiet variants (GETQ, GETKQ, SETQ, ..., QUITQ): they answer
+// only on failure (GETQ and GETKQ only on a hit; QUITQ never).
+constexpr bool isQuiet(Opcode opcode) noexcept {
+  switch (opcode) {
+    case Opcode::kGetQ:
+    case Opcode::kGetKQ:
+    case Opcode::kSetQ:
+    case Opcode::kAddQ:
+    case Opcode::kReplaceQ:
+    case Opcode::kDeleteQ:
+    case Opcode::kIncrementQ:
+    case Opcode::kDecrementQ:
+    case Opcode::kQuitQ:
+    case Opcode::kAppendQ:
+    case Opcode::kPrependQ:
+      return true;
+    default:
+      return false;
+  }
 }
+
+// True for the mutations, quiet or not: SET, ADD, REPLACE, DELETE,
+// INCREMENT, DECREMENT, APPEND, PREPEND — the opcodes that accept a
+// durability requirement frame.
+bool isMutation(Opcode opcode) noexcept;
 
 // Upper-case kv_engine spelling ("SET", "DCP_SEQNO_ACKNOWLEDGED"), or
 // "UNKNOWN" for a byte not in the enum.

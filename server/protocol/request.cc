@@ -34,7 +34,15 @@ struct Shape {
 };
 
 Shape shapeOf(Opcode opcode) {
-  switch (opcode) {
+  switch (unquiet(opcode)) {
+    case Opcode::kGetK:
+      return {0, -1, Need::kRequired, Need::kNone};
+    case Opcode::kIncrement:
+    case Opcode::kDecrement:
+      return {20, -1, Need::kRequired, Need::kNone};
+    case Opcode::kAppend:
+    case Opcode::kPrepend:
+      return {0, -1, Need::kRequired, Need::kAny};
     case Opcode::kGet:
     case Opcode::kDelete:
       return {0, -1, Need::kRequired, Need::kNone};
@@ -73,6 +81,8 @@ Shape shapeOf(Opcode opcode) {
       return {0, 1, Need::kRequired, Need::kNone};
     case Opcode::kGetErrorMap:
       return {0, -1, Need::kNone, Need::kRequired};
+    default:  // the quiet forms: unquiet() mapped them above
+      break;
   }
   return {0, -1, Need::kNone, Need::kNone};
 }
@@ -133,8 +143,8 @@ bool parseFrames(const Packet& packet, ParseResult& result) {
     }
     if (!isMutation(opcode)) {
       setError(result, Status::kEinval,
-               absl::StrCat("durability requirement frame is only valid on SET/ADD/REPLACE/DELETE, "
-                            "not ",
+               absl::StrCat("durability requirement frame is only valid on a mutation (SET, ADD, "
+                            "REPLACE, DELETE, INCREMENT, DECREMENT, APPEND, PREPEND), not ",
                             std::string(toString(opcode))));
       return false;
     }
@@ -235,12 +245,18 @@ ParseResult parseRequest(const Packet& packet) {
   r.extras = packet.extras;
   r.key = packet.key;
   r.value = packet.value;
-  switch (h.opcode) {
+  switch (unquiet(h.opcode)) {
     case Opcode::kSet:
     case Opcode::kAdd:
     case Opcode::kReplace:
       r.flags = wire::load32(packet.extras, 0);
       r.expiry = wire::load32(packet.extras, 4);
+      break;
+    case Opcode::kIncrement:
+    case Opcode::kDecrement:
+      r.delta = wire::load64(packet.extras, 0);
+      r.initial = wire::load64(packet.extras, 8);
+      r.expiry = wire::load32(packet.extras, 16);
       break;
     case Opcode::kHello:
       if (packet.value.size() % 2 != 0) {

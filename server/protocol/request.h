@@ -8,15 +8,18 @@
 //   4. key length <= 250 (except HELLO's agent name)    else kEinval
 //   5. framing extras: every frame well formed; only ids 0 (reorder, length
 //      0), 1 (durability) and 3 (tracing, ignored); durability only on
-//      SET/ADD/REPLACE/DELETE, 1 or 3 bytes long  else kEinval (repeated:
+//      a mutation (isMutation()), 1 or 3 bytes long  else kEinval (repeated:
 //      the last one wins, see request.cc);
 //      level byte names no level, or is 0 (none)        -> kDurabilityInvalidLevel;
 //      timeout 0 or 0xffff                              -> kEinval
 //   6. the opcode's extras / key / value shape (below)  else kEinval
 //
 // Shapes (after kv_engine docs/BinaryProtocol.md):
-//   GET, DELETE        no extras, key, no value
+// (A quiet variant has the shape of its loud form: SETQ as SET, GETKQ as GETK.)
+//   GET, GETK, DELETE  no extras, key, no value
 //   SET, ADD, REPLACE  8-byte extras (flags, expiry), key, any value
+//   INCREMENT, DECREMENT  20-byte extras (delta, initial, expiry), key, no value
+//   APPEND, PREPEND    no extras, key, any value
 //   QUIT, NOOP, VERSION nothing
 //   STAT               no extras, optional key (the group), no value
 //   HELLO              no extras, optional key (agent), value of 2-byte codes
@@ -78,6 +81,8 @@ struct Request {
   VbucketState vbucket_state = VbucketState::kDead;  // SET_VBUCKET
   uint32_t dcp_flags = 0;                            // DCP_OPEN
   uint64_t prepared_seqno = 0;                       // DCP_SEQNO_ACKNOWLEDGED
+  uint64_t delta = 0;                                // INCREMENT/DECREMENT
+  uint64_t initial = 0;                              // INCREMENT/DECREMENT
 };
 
 struct ParseResult {

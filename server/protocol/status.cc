@@ -14,13 +14,15 @@ struct StatusText {
 
 // Descriptions paraphrase kv_engine docs/BinaryProtocol.md "Response Status";
 // attributes follow docs/ErrorMap.md and kv_engine's published error map.
-constexpr std::array<StatusText, 22> kStatuses{{
+constexpr std::array<StatusText, 23> kStatuses{{
     {Status::kSuccess, "Success", "success", "success"},
     {Status::kKeyNotFound, "KeyNotFound", "not found", "item-only"},
     {Status::kKeyExists, "KeyExists", "key exists", "item-only"},
     {Status::kTooBig, "TooBig", "value too large", "invalid-input"},
     {Status::kEinval, "Einval", "invalid arguments", "invalid-input"},
     {Status::kNotStored, "NotStored", "not stored", "item-only"},
+    {Status::kDeltaBadval, "DeltaBadval", "non-numeric value for increment or decrement",
+     "item-only invalid-input"},
     {Status::kNotMyVbucket, "NotMyVbucket", "not my vbucket", "fetch-config"},
     {Status::kNoBucket, "NoBucket", "no bucket", "conn-state-invalidated"},
     {Status::kAuthError, "AuthError", "authentication error", "auth"},

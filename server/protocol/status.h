@@ -20,7 +20,8 @@ enum class Status : uint16_t {
   kKeyExists = 0x02,    // ADD of a present key
   kTooBig = 0x03,       // body over max_packet_size (E2big); the connection is closed
   kEinval = 0x04,       // malformed request, or a refused SET_PARAM
-  kNotStored = 0x05,
+  kNotStored = 0x05,     // APPEND/PREPEND of an absent key
+  kDeltaBadval = 0x06,   // INCREMENT/DECREMENT of a value that is not a number
   kNotMyVbucket = 0x07,  // the vbucket does not exist or is not active
   kNoBucket = 0x08,      // a data command before SELECT_BUCKET
   kAuthError = 0x20,     // SASL: wrong credentials or a malformed exchange
