@@ -1,0 +1,226 @@
+// Integration tests: the classic memcached commands against the real
+// syncwrite-server — quiet reads and writes, counters, append/prepend,
+// QUITQ, default_bucket, memcached's answer shapes for clients that never
+// say HELLO — and the same mutations as SyncWrites (commit and timeout).
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "server/protocol/byte_order.h"
+#include "server/protocol/request_encoder.h"
+#include "tests/server_test_support.h"
+
+namespace syncwrite::server {
+namespace {
+
+using protocol::DurabilitySpec;
+using protocol::Opcode;
+using protocol::RequestFields;
+using protocol::Status;
+using testing::ServerProcess;
+
+constexpr std::string_view kOpenDefaultBucket =
+    R"({"default_bucket": "default", "buckets": {"default": {"replicas": ["replica1"],
+        "simulated_replicas": {"replica1": {"ack_delay_ms": 0}}}}})";
+
+protocol::Client plainClient(const ServerProcess& server) {
+  auto client = protocol::Client::connect("127.0.0.1", server.port());
+  if (!client.ok()) throw std::runtime_error(std::string(client.status().message()));
+  return std::move(*client);
+}
+
+std::string counterExtras(uint64_t delta, uint64_t initial, uint32_t expiry) {
+  std::string extras;
+  protocol::wire::append64(extras, delta);
+  protocol::wire::append64(extras, initial);
+  protocol::wire::append32(extras, expiry);
+  return extras;
+}
+
+// Sends `requests` in one batch followed by a NOOP; returns every answer up
+// to and including the NOOP's.
+std::vector<protocol::Response> batch(protocol::Client& client,
+                                      std::vector<RequestFields> requests) {
+  std::string bytes;
+  for (RequestFields& r : requests) {
+    r.opaque = client.nextOpaque();
+    protocol::appendRequest(bytes, r);
+  }
+  const uint32_t noop = client.nextOpaque();
+  protocol::appendRequest(bytes, {.opcode = Opcode::kNoop, .opaque = noop});
+  EXPECT_TRUE(client.sendRaw(bytes).ok());
+  std::vector<protocol::Response> answers;
+  while (true) {
+    auto answer = client.readResponse();
+    if (!answer.ok()) {
+      ADD_FAILURE() << answer.status();
+      break;
+    }
+    answers.push_back(*answer);
+    if (answer->opaque == noop) break;
+  }
+  return answers;
+}
+
+TEST(ServerMemcached, APlainClientWorksInTheDefaultBucket) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(std::string(kOpenDefaultBucket)));
+  auto client = plainClient(server);  // no HELLO, no SASL, no SELECT_BUCKET
+  auto set = client.set(0, "k", "v");
+  ASSERT_TRUE(set.ok());
+  EXPECT_EQ(set->status, Status::kSuccess);
+  auto version = client.version();
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(version->value, "0.1.0");
+  auto deleted = client.del(0, "k");
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(deleted->status, Status::kSuccess);
+  EXPECT_EQ(deleted->cas, 0u);  // memcached's shape for a client that never said HELLO
+}
+
+TEST(ServerMemcached, DefaultBucketNeedsAuthenticationWhenTheServerHasUsers) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(R"({"default_bucket": "default",
+      "users": {"u": {"password": "p"}}, "buckets": {"default": {}}})"));
+  auto client = plainClient(server);
+  EXPECT_EQ(client.set(0, "k", "v")->status, Status::kNoAccess);
+  ASSERT_EQ(client.saslPlain("u", "p")->status, Status::kSuccess);
+  EXPECT_EQ(client.set(0, "k", "v")->status, Status::kSuccess);
+}
+
+TEST(ServerMemcached, AnUnknownDefaultBucketIsRefusedAtStart) {
+  ServerProcess server;
+  server.spawn(R"({"default_bucket": "nope", "buckets": {"default": {}}})", {}, /*listen=*/false);
+  EXPECT_NE(server.wait(), 0);
+  EXPECT_NE(server.stderrText().find("default_bucket 'nope'"), std::string::npos)
+      << server.stderrText();
+}
+
+TEST(ServerMemcached, QuietCommandsAnswerOnlyWhatTheyMust) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(std::string(kOpenDefaultBucket)));
+  auto client = plainClient(server);
+  const std::string flags(8, '\0');
+  auto answers =
+      batch(client, {
+                        {.opcode = Opcode::kSetQ, .extras = flags, .key = "a", .value = "1"},
+                        {.opcode = Opcode::kAddQ, .extras = flags, .key = "a", .value = "2"},
+                        {.opcode = Opcode::kGetQ, .key = "missing"},
+                        {.opcode = Opcode::kGetKQ, .key = "a"},
+                        {.opcode = Opcode::kDeleteQ, .key = "missing"},
+                        {.opcode = Opcode::kReplaceQ, .extras = flags, .key = "a", .value = "3"},
+                        {.opcode = Opcode::kGetK, .key = "a"},
+                    });
+  ASSERT_EQ(answers.size(), 5u);  // ADDQ's failure, GETKQ's hit, DELETEQ's miss, GETK, NOOP
+  EXPECT_EQ(answers[0].opcode, Opcode::kAddQ);
+  EXPECT_EQ(answers[0].status, Status::kKeyExists);
+  EXPECT_EQ(answers[1].opcode, Opcode::kGetKQ);
+  EXPECT_EQ(answers[1].key, "a");
+  EXPECT_EQ(answers[1].value, "1");
+  EXPECT_EQ(answers[2].opcode, Opcode::kDeleteQ);
+  EXPECT_EQ(answers[2].status, Status::kKeyNotFound);
+  EXPECT_EQ(answers[3].opcode, Opcode::kGetK);
+  EXPECT_EQ(answers[3].key, "a");
+  EXPECT_EQ(answers[3].value, "3");
+  EXPECT_EQ(answers[4].opcode, Opcode::kNoop);
+}
+
+TEST(ServerMemcached, CountersFollowMemcachedsRules) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(std::string(kOpenDefaultBucket)));
+  auto client = plainClient(server);
+  auto call = [&](Opcode opcode, std::string_view key, uint64_t delta, uint64_t initial,
+                  uint32_t expiry = 0) {
+    const std::string extras = counterExtras(delta, initial, expiry);
+    auto r = [&] {
+      EXPECT_TRUE(client.send({.opcode = opcode, .opaque = 9, .extras = extras, .key = key}).ok());
+      return client.readResponse();
+    }();
+    EXPECT_TRUE(r.ok());
+    return *r;
+  };
+  auto counterOf = [](const protocol::Response& r) { return protocol::wire::load64(r.value, 0); };
+
+  EXPECT_EQ(call(Opcode::kIncrement, "absent", 1, 0, 0xffffffff).status, Status::kKeyNotFound);
+  auto created = call(Opcode::kIncrement, "c", 5, 10);
+  ASSERT_EQ(created.status, Status::kSuccess);
+  EXPECT_EQ(counterOf(created), 10u);  // created with the initial value
+  EXPECT_EQ(counterOf(call(Opcode::kIncrement, "c", 5, 0)), 15u);
+  EXPECT_EQ(client.get(0, "c")->value, "15");                       // stored as decimal text
+  EXPECT_EQ(counterOf(call(Opcode::kDecrement, "c", 100, 0)), 0u);  // stops at 0
+  ASSERT_EQ(client.set(0, "max", "18446744073709551615")->status, Status::kSuccess);
+  EXPECT_EQ(counterOf(call(Opcode::kIncrement, "max", 2, 0)), 1u);  // wraps at 2^64
+  ASSERT_EQ(client.set(0, "text", "abc")->status, Status::kSuccess);
+  EXPECT_EQ(call(Opcode::kIncrement, "text", 1, 0).status, Status::kDeltaBadval);
+}
+
+TEST(ServerMemcached, AppendAndPrependKeepTheItemsFlags) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(std::string(kOpenDefaultBucket)));
+  auto client = plainClient(server);
+  auto concat = [&](Opcode opcode, std::string_view key, std::string_view value) {
+    EXPECT_TRUE(client.send({.opcode = opcode, .opaque = 3, .key = key, .value = value}).ok());
+    return *client.readResponse();
+  };
+  EXPECT_EQ(concat(Opcode::kAppend, "none", "x").status, Status::kNotStored);
+  ASSERT_EQ(client.set(0, "s", "mid", {.flags = 42})->status, Status::kSuccess);
+  EXPECT_EQ(concat(Opcode::kAppend, "s", ">").status, Status::kSuccess);
+  EXPECT_EQ(concat(Opcode::kPrepend, "s", "<").status, Status::kSuccess);
+  auto got = client.get(0, "s");
+  EXPECT_EQ(got->value, "<mid>");
+  EXPECT_EQ(protocol::wire::load32(got->extras, 0), 42u);
+}
+
+TEST(ServerMemcached, QuitQuietlyClosesWithoutAnAnswer) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(std::string(kOpenDefaultBucket)));
+  auto client = plainClient(server);
+  ASSERT_TRUE(client.send({.opcode = Opcode::kQuitQ, .opaque = 1}).ok());
+  EXPECT_TRUE(client.waitForClose().ok());
+}
+
+// INCREMENT and APPEND with a durability frame are SyncWrites: they commit
+// through the simulated replica, and time out with a silent one.
+TEST(ServerMemcached, CountersAndAppendsCanBeSyncWrites) {
+  const DurabilitySpec durable{durability::Level::kMajority, 200};
+  for (const bool silent : {false, true}) {
+    SCOPED_TRACE(silent ? "silent replica" : "acking replica");
+    ServerProcess server;
+    ASSERT_TRUE(server.start(silent ? testing::silentReplicaConfig("event-driven")
+                                    : std::string(kOpenDefaultBucket)));
+    auto client = server.connect();
+    ASSERT_EQ(client.set(0, "n", "1")->status, Status::kSuccess);
+    const std::string extras = counterExtras(1, 0, 0);
+    ASSERT_TRUE(client
+                    .send({.opcode = Opcode::kIncrement,
+                           .opaque = 5,
+                           .durability = durable,
+                           .extras = extras,
+                           .key = "n"})
+                    .ok());
+    auto incremented = client.readResponse();
+    ASSERT_TRUE(incremented.ok());
+    ASSERT_TRUE(client
+                    .send({.opcode = Opcode::kAppend,
+                           .opaque = 6,
+                           .durability = durable,
+                           .key = "n",
+                           .value = "0"})
+                    .ok());
+    auto appended = client.readResponse();
+    ASSERT_TRUE(appended.ok());
+    if (silent) {
+      EXPECT_EQ(incremented->status, Status::kSyncWriteAmbiguous);
+      EXPECT_EQ(appended->status, Status::kSyncWriteAmbiguous);
+      EXPECT_EQ(client.get(0, "n")->value, "1");  // aborted: the old value stays
+    } else {
+      EXPECT_EQ(incremented->status, Status::kSuccess);
+      EXPECT_EQ(protocol::wire::load64(incremented->value, 0), 2u);
+      EXPECT_EQ(appended->status, Status::kSuccess);
+      EXPECT_EQ(client.get(0, "n")->value, "20");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace syncwrite::server
