@@ -276,6 +276,29 @@ bool BucketDurability::mayPend(const WriteRequest& request) const noexcept {
          impl_->settings.min_level.load(std::memory_order_relaxed) != Level::kNone;
 }
 
+size_t BucketDurability::flush() {
+  Impl& d = *impl_;
+  size_t deleted = 0;
+  for (size_t vb = 0; vb < d.slots.size(); ++vb) {
+    ResolvedWrites resolved;
+    d.slots[vb].monitor->abortAll(AmbiguousReason::kFlushed, /*close=*/false, resolved);
+    resolved.notify();
+    vbucket::VBucket* v = d.map.get(static_cast<Vbid>(vb));
+    if (v == nullptr || v->state() != vbucket::VBucketState::kActive) continue;
+    for (std::string& key : v->hashTable().keys()) {
+      WriteRequest request;
+      request.op = WriteOp::kDelete;
+      request.key = std::move(key);
+      // No completion: a plain delete whatever durability_min_level says.
+      if (write(static_cast<Vbid>(vb), std::move(request), {}).status ==
+          WriteStatus::kCommitted) {
+        ++deleted;
+      }
+    }
+  }
+  return deleted;
+}
+
 bool BucketDurability::seqnoAcknowledged(Vbid vbid, const std::string& node, Seqno prepared_seqno) {
   Impl& d = *impl_;
   if (vbid >= d.slots.size()) return false;

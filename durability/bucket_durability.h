@@ -132,6 +132,13 @@ class BucketDurability {
   void setTopology(ReplicationTopology topology);
   ReplicationTopology topology() const;
 
+  // Empties the bucket, as memcached's FLUSH: answers every SyncWrite in
+  // flight ambiguous (kFlushed) — nothing is dropped silently — then deletes
+  // every committed item with a plain delete (queued like any other, so
+  // readers of the log see them). Writes racing the flush may survive it.
+  // Returns the items deleted. Cost: O(items).
+  size_t flush();
+
   // Looks for expired writes now, in the current mode: wakes the polling task
   // for a pass, or every event-driven timer whose vbucket has writes. Returns
   // at once; the timeouts are processed on the pool. For tests that advance a

@@ -36,6 +36,8 @@ std::string_view toString(AmbiguousReason reason) noexcept {
       return "bucket_deleted";
     case AmbiguousReason::kShutdown:
       return "shutdown";
+    case AmbiguousReason::kFlushed:
+      return "flushed";
   }
   return "unknown";
 }

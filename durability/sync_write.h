@@ -86,9 +86,10 @@ enum class AmbiguousReason : uint8_t {
   kLeftActive,     // its vbucket became replica, pending or dead
   kBucketDeleted,  // its bucket went away
   kShutdown,       // the process is stopping
+  kFlushed,        // the bucket was flushed (BucketDurability::flush)
 };
 
-// "timeout", "left_active", "bucket_deleted", "shutdown".
+// "timeout", "left_active", "bucket_deleted", "shutdown", "flushed".
 std::string_view toString(AmbiguousReason reason) noexcept;
 
 struct Resolution {

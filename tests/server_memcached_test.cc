@@ -2,6 +2,9 @@
 // syncwrite-server — quiet reads and writes, counters, append/prepend,
 // QUITQ, default_bucket, memcached's answer shapes for clients that never
 // say HELLO — and the same mutations as SyncWrites (commit and timeout).
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -20,8 +23,8 @@ using protocol::Status;
 using testing::ServerProcess;
 
 constexpr std::string_view kOpenDefaultBucket =
-    R"({"default_bucket": "default", "buckets": {"default": {"replicas": ["replica1"],
-        "simulated_replicas": {"replica1": {"ack_delay_ms": 0}}}}})";
+    R"({"default_bucket": "default", "buckets": {"default": {"flush_enabled": true,
+        "replicas": ["replica1"], "simulated_replicas": {"replica1": {"ack_delay_ms": 0}}}}})";
 
 protocol::Client plainClient(const ServerProcess& server) {
   auto client = protocol::Client::connect("127.0.0.1", server.port());
@@ -220,6 +223,60 @@ TEST(ServerMemcached, CountersAndAppendsCanBeSyncWrites) {
       EXPECT_EQ(client.get(0, "n")->value, "20");
     }
   }
+}
+
+// libmemcached's binary-protocol conformance suite, as a plain memcached
+// client runs it: no HELLO, no SASL, no SELECT_BUCKET (Debian's
+// libmemcached-tools, which ./dev installs).
+TEST(ServerMemcached, MemcapablePassesEveryBinaryTest) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(std::string(kOpenDefaultBucket)));
+  const std::string out = ::testing::TempDir() + "memccapable.out";
+  const std::string command =
+      "memccapable -b -h 127.0.0.1 -p " + std::to_string(server.port()) + " > " + out + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(status, 0) << text;
+  EXPECT_NE(text.find("All tests passed"), std::string::npos) << text;
+  EXPECT_EQ(text.find("FAIL"), std::string::npos) << text;
+}
+
+TEST(ServerMemcached, FlushAnswersPendingSyncWritesThenEmptiesTheBucket) {
+  ServerProcess server;
+  ASSERT_TRUE(
+      server.start(testing::silentReplicaConfig("event-driven", R"(, "flush_enabled": true)")));
+  auto client = server.connect();
+  ASSERT_EQ(client.set(0, "plain", "v")->status, Status::kSuccess);
+  auto waiting = server.connect();
+  std::string request;
+  protocol::appendStore(request, Opcode::kSet, 7, 1, "durable", "v",
+                        {.durability = DurabilitySpec{durability::Level::kMajority, 60000}});
+  ASSERT_TRUE(waiting.sendRaw(request).ok());
+  ASSERT_TRUE(testing::eventually(
+      [&] { return testing::statValue(client, "durability", "sync_writes_in_flight") == 1; }));
+  ASSERT_TRUE(client.send({.opcode = Opcode::kFlush, .opaque = 8}).ok());
+  auto flushed = client.readResponse();
+  ASSERT_TRUE(flushed.ok());
+  EXPECT_EQ(flushed->status, Status::kSuccess);
+  auto answered = waiting.readResponse();
+  ASSERT_TRUE(answered.ok());
+  EXPECT_EQ(answered->status, Status::kSyncWriteAmbiguous);
+  EXPECT_NE(answered->errorContext().find("flushed"), std::string::npos);
+  EXPECT_EQ(client.get(0, "plain")->status, Status::kKeyNotFound);
+}
+
+TEST(ServerMemcached, FlushIsRefusedUnlessEnabled) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(R"({"default_bucket": "default", "buckets": {"default": {}}})"));
+  auto client = plainClient(server);
+  ASSERT_EQ(client.set(0, "k", "v")->status, Status::kSuccess);
+  ASSERT_TRUE(client.send({.opcode = Opcode::kFlush, .opaque = 8}).ok());
+  auto refused = client.readResponse();
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, Status::kNotSupported);
+  EXPECT_NE(refused->errorContext().find("flush_enabled"), std::string::npos);
+  EXPECT_EQ(client.get(0, "k")->status, Status::kSuccess);  // nothing changed
 }
 
 }  // namespace

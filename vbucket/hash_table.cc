@@ -41,4 +41,12 @@ size_t HashTable::size() const {
   return items_.size();
 }
 
+std::vector<std::string> HashTable::keys() const {
+  base::MutexLock lock(mutex_);
+  std::vector<std::string> out;
+  out.reserve(items_.size());
+  for (const auto& [key, item] : items_) out.push_back(key);
+  return out;
+}
+
 }  // namespace syncwrite::vbucket

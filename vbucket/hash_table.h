@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include <absl/container/flat_hash_map.h>
@@ -40,6 +41,9 @@ class HashTable {
   bool erase(std::string_view key);
 
   size_t size() const;
+
+  // Every key it holds now, copied under the lock. O(size()).
+  std::vector<std::string> keys() const;
 
  private:
   mutable base::Mutex mutex_;

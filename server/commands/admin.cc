@@ -1,4 +1,4 @@
-// STAT, SET_PARAM, SET_VBUCKET.
+// STAT, SET_PARAM, SET_VBUCKET, FLUSH, FLUSHQ.
 #include <string>
 
 #include <absl/strings/str_cat.h>
@@ -77,9 +77,35 @@ Disposition setVbucket(CommandContext& context) {
   return Disposition::kAnswered;
 }
 
+// FLUSH (and FLUSHQ, which answers only a failure): empties the bucket when
+// its flush_enabled is on. A delayed flush (a nonzero expiry in the extras)
+// is refused: memcached's option, which kv_engine does not support either.
+Disposition flush(CommandContext& context) {
+  const protocol::Request& request = context.request;
+  Bucket* bucket = selectedBucket(context);
+  if (bucket == nullptr) return Disposition::kAnswered;
+  if (!bucket->config().get(config::keys::kFlushEnabled)) {
+    answerError(context, Status::kNotSupported,
+                absl::StrCat("flush is disabled for bucket '", bucket->name(),
+                             "' (set flush_enabled to true)"));
+    return Disposition::kAnswered;
+  }
+  if (request.expiry != 0) {
+    answerError(context, Status::kNotSupported, "a delayed flush is not supported");
+    return Disposition::kAnswered;
+  }
+  bucket->durability().flush();
+  if (!protocol::isQuiet(request.opcode)) {
+    protocol::appendStatusResponse(context.out, request.opcode, Status::kSuccess, request.opaque);
+  }
+  return Disposition::kAnswered;
+}
+
 }  // namespace
 
 void addAdminCommands(CommandTable& table) {
+  table[static_cast<uint8_t>(Opcode::kFlush)] = {&flush};
+  table[static_cast<uint8_t>(Opcode::kFlushQ)] = {&flush};
   table[static_cast<uint8_t>(Opcode::kStat)] = {&stat};
   table[static_cast<uint8_t>(Opcode::kSetParam)] = {&setParam};
   table[static_cast<uint8_t>(Opcode::kSetVbucket)] = {&setVbucket};

@@ -18,7 +18,7 @@ void addRetrievalCommands(CommandTable& table);
 // HELLO, SELECT_BUCKET, NOOP, VERSION, QUIT, QUITQ: the connection's own state
 // (session.cc).
 void addSessionCommands(CommandTable& table);
-// STAT, SET_PARAM, SET_VBUCKET: what an operator or test harness asks
+// STAT, SET_PARAM, SET_VBUCKET, FLUSH, FLUSHQ: what an operator or test harness asks
 // (admin.cc).
 void addAdminCommands(CommandTable& table);
 // DCP_OPEN, DCP_SEQNO_ACKNOWLEDGED: an external replica (dcp.cc).

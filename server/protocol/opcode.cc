@@ -48,6 +48,10 @@ std::string_view toString(Opcode opcode) noexcept {
       return "PREPENDQ";
     case Opcode::kQuit:
       return "QUIT";
+    case Opcode::kFlush:
+      return "FLUSH";
+    case Opcode::kFlushQ:
+      return "FLUSHQ";
     case Opcode::kNoop:
       return "NOOP";
     case Opcode::kVersion:
@@ -108,6 +112,8 @@ Opcode unquiet(Opcode opcode) noexcept {
       return Opcode::kDecrement;
     case Opcode::kQuitQ:
       return Opcode::kQuit;
+    case Opcode::kFlushQ:
+      return Opcode::kFlush;
     case Opcode::kAppendQ:
       return Opcode::kAppend;
     case Opcode::kPrependQ:

@@ -30,6 +30,7 @@ enum class Opcode : uint8_t {
   kIncrement = 0x05,
   kDecrement = 0x06,
   kQuit = 0x07,
+  kFlush = 0x08,
   kGetQ = 0x09,
   kNoop = 0x0a,
   kVersion = 0x0b,
@@ -45,6 +46,7 @@ enum class Opcode : uint8_t {
   kIncrementQ = 0x15,
   kDecrementQ = 0x16,
   kQuitQ = 0x17,
+  kFlushQ = 0x18,
   kAppendQ = 0x19,
   kPrependQ = 0x1a,
   kTouch = 0x1c,
@@ -83,6 +85,7 @@ constexpr bool isQuiet(Opcode opcode) noexcept {
     case Opcode::kIncrementQ:
     case Opcode::kDecrementQ:
     case Opcode::kQuitQ:
+    case Opcode::kFlushQ:
     case Opcode::kAppendQ:
     case Opcode::kPrependQ:
       return true;

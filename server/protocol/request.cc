@@ -37,6 +37,8 @@ Shape shapeOf(Opcode opcode) {
   switch (unquiet(opcode)) {
     case Opcode::kGetK:
       return {0, -1, Need::kRequired, Need::kNone};
+    case Opcode::kFlush:
+      return {0, 4, Need::kNone, Need::kNone};
     case Opcode::kIncrement:
     case Opcode::kDecrement:
       return {20, -1, Need::kRequired, Need::kNone};
@@ -293,6 +295,9 @@ ParseResult parseRequest(const Packet& packet) {
     case Opcode::kTouch:
     case Opcode::kGat:
       r.expiry = wire::load32(packet.extras, 0);
+      break;
+    case Opcode::kFlush:
+      if (packet.extras.size() == 4) r.expiry = wire::load32(packet.extras, 0);
       break;
     case Opcode::kGetErrorMap:
       if (packet.value.size() != 2) {

@@ -17,6 +17,7 @@
 // Shapes (after kv_engine docs/BinaryProtocol.md):
 // (A quiet variant has the shape of its loud form: SETQ as SET, GETKQ as GETK.)
 //   GET, GETK, DELETE  no extras, key, no value
+//   FLUSH              no extras or 4 (a delay, refused unless 0), nothing else
 //   SET, ADD, REPLACE  8-byte extras (flags, expiry), key, any value
 //   INCREMENT, DECREMENT  20-byte extras (delta, initial, expiry), key, no value
 //   APPEND, PREPEND    no extras, key, any value
