@@ -170,7 +170,7 @@ LateReply Connection::unorderedLateReply() {
   };
 }
 
-void Connection::fillUnordered(std::string bytes) {
+void Connection::fillUnordered(const std::string& bytes) {
   if (closed_) return;
   --unordered_pending_;
   unordered_out_.append(bytes);

@@ -92,7 +92,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   LateReply lateReply(uint64_t slot_seq);
   LateReply unorderedLateReply();
   void fill(uint64_t slot_seq, std::string bytes);
-  void fillUnordered(std::string bytes);
+  void fillUnordered(const std::string& bytes);
   // Requests that count against kMaxSlots.
   size_t inFlight() const noexcept {
     return slots_.size() + unordered_pending_ + unordered_queued_;

@@ -101,18 +101,19 @@ void appendSuccess(std::string& out, const SuccessShape& shape, uint64_t cas, ui
 // Answers a resolved SyncWrite through `late` (an empty answer for a quiet
 // one that committed: the connection sends nothing for it).
 durability::Completion completionFor(LateReply late, SuccessShape shape) {
-  return [late = std::move(late), shape = std::move(shape)](const durability::Resolution& resolution) {
-    std::string response;
-    if (resolution.committed) {
-      appendSuccess(response, shape, resolution.cas, resolution.resolution_seqno);
-    } else {
-      protocol::appendErrorResponse(
-          response, shape.opcode, Status::kSyncWriteAmbiguous, shape.opaque,
-          absl::StrCat("SyncWrite ambiguous: ",
-                       std::string(durability::toString(resolution.reason))));
-    }
-    late(std::move(response));
-  };
+  return
+      [late = std::move(late), shape = std::move(shape)](const durability::Resolution& resolution) {
+        std::string response;
+        if (resolution.committed) {
+          appendSuccess(response, shape, resolution.cas, resolution.resolution_seqno);
+        } else {
+          protocol::appendErrorResponse(
+              response, shape.opcode, Status::kSyncWriteAmbiguous, shape.opaque,
+              absl::StrCat("SyncWrite ambiguous: ",
+                           std::string(durability::toString(resolution.reason))));
+        }
+        late(std::move(response));
+      };
 }
 
 SuccessShape shapeFor(const CommandContext& context, const Bucket& bucket) {
@@ -123,8 +124,8 @@ SuccessShape shapeFor(const CommandContext& context, const Bucket& bucket) {
   // A plain memcached client (no HELLO) gets memcached's DELETE answer, CAS
   // 0 (libmemcached's memcapable checks it); a Couchbase client gets the
   // deletion's CAS, as kv_engine sends it.
-  shape.zero_cas = protocol::unquiet(context.request.opcode) == Opcode::kDelete &&
-                   !context.session.said_hello;
+  shape.zero_cas =
+      protocol::unquiet(context.request.opcode) == Opcode::kDelete && !context.session.said_hello;
   if (context.session.mutation_seqno) {
     shape.vbucket_uuid = bucket.vbucketUuid(context.request.vbucket);
   }
@@ -137,7 +138,7 @@ SuccessShape shapeFor(const CommandContext& context, const Bucket& bucket) {
 // (a read-modify-write whose item changed under it).
 enum class Sent { kDone, kCasMoved };
 Sent send(CommandContext& context, Bucket& bucket, durability::WriteRequest write,
-          SuccessShape shape, const std::optional<LateReply>& late, bool retry_on_cas,
+          const SuccessShape& shape, const std::optional<LateReply>& late, bool retry_on_cas,
           Disposition& disposition) {
   const protocol::Request& request = context.request;
   durability::Completion completion;
@@ -252,8 +253,7 @@ Disposition readModifyWrite(CommandContext& context, Compute compute) {
     SuccessShape shape = shapeFor(context, *bucket);
     shape.value = std::move(modified.answer_value);
     Disposition disposition = Disposition::kAnswered;
-    if (send(context, *bucket, std::move(write), std::move(shape), late, true, disposition) ==
-        Sent::kDone) {
+    if (send(context, *bucket, std::move(write), shape, late, true, disposition) == Sent::kDone) {
       return disposition;
     }
   }
