@@ -23,7 +23,7 @@ using Clock = std::chrono::steady_clock;
 // timeout the socket is closed and the aborted handlers are drained before the
 // locals they point at go out of scope.
 struct Client::Impl {
-  explicit Impl(ClientOptions opts)
+  explicit Impl(const ClientOptions& opts)
       : options(opts), reader(PacketReader::Direction::kResponses, opts.max_packet_size) {}
 
   // Runs the io_context until `done` or the deadline.
@@ -138,7 +138,7 @@ Client& Client::operator=(Client&&) noexcept = default;
 Client::~Client() = default;
 
 absl::StatusOr<Client> Client::connect(std::string_view host, uint16_t port,
-                                       ClientOptions options) {
+                                       const ClientOptions& options) {
   auto impl = std::make_unique<Impl>(options);
   const std::string where = absl::StrCat(std::string(host), ":", port);
   const auto deadline = impl->deadline();
@@ -181,7 +181,7 @@ absl::StatusOr<Client> Client::connect(std::string_view host, uint16_t port,
 
 absl::StatusOr<Client> Client::connectToBucket(std::string_view host, uint16_t port,
                                                std::string_view bucket, std::string_view agent,
-                                               ClientOptions options) {
+                                               const ClientOptions& options) {
   absl::StatusOr<Client> client = connect(host, port, options);
   if (!client.ok()) return client.status();
   const std::string where = absl::StrCat(std::string(host), ":", port);

@@ -82,7 +82,7 @@ class Client {
   // Resolves `host` and connects within options.timeout. Errors:
   // kUnavailable "cannot connect to HOST:PORT: <reason>", kDeadlineExceeded.
   static absl::StatusOr<Client> connect(std::string_view host, uint16_t port,
-                                        ClientOptions options = {});
+                                        const ClientOptions& options = {});
 
   // The start of every session: connect(), HELLO with kClientFeatures and
   // `agent`, SASL PLAIN with options.user (unless it is empty), then
@@ -94,7 +94,7 @@ class Client {
   // bucket.
   static absl::StatusOr<Client> connectToBucket(std::string_view host, uint16_t port,
                                                 std::string_view bucket, std::string_view agent,
-                                                ClientOptions options = {});
+                                                const ClientOptions& options = {});
 
   Client(Client&&) noexcept;
   Client& operator=(Client&&) noexcept;

@@ -167,7 +167,9 @@ class ScramExchange final : public SaslExchange {
         absl::StrCat(client_first_bare_, ",", server_first_, ",", std::string(without_proof));
     const std::string client_signature = hmac(hash_, credentials_.stored_key, auth_message);
     std::string client_key = proof;
-    for (size_t i = 0; i < client_key.size(); ++i) client_key[i] ^= client_signature[i];
+    for (size_t i = 0; i < client_key.size(); ++i) {
+      client_key[i] = static_cast<char>(client_key[i] ^ client_signature[i]);
+    }
     if (unknown_user_ || !constantTimeEqual(digest(hash_, client_key), credentials_.stored_key)) {
       return failure("unknown user or wrong password", user_);
     }
