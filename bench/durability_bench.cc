@@ -138,10 +138,10 @@ void BM_TimeoutRearm(benchmark::State& state) {
   RearmFixture f;
   // Armed once far ahead; each head change then moves it later still.
   clock::TimePoint deadline = clock::CoarseClock::now() + 1h;
-  f.task->headDeadlineChanged(deadline);
+  f.task->nextDeadlineChanged(deadline);
   for (auto _ : state) {
     deadline += 1ms;
-    f.task->headDeadlineChanged(deadline);
+    f.task->nextDeadlineChanged(deadline);
   }
   state.SetItemsProcessed(state.iterations());
 }
@@ -151,8 +151,8 @@ void BM_TimeoutDisarmRearm(benchmark::State& state) {
   RearmFixture f;
   const clock::TimePoint deadline = clock::CoarseClock::now() + 1h;
   for (auto _ : state) {
-    f.task->headDeadlineChanged(deadline);       // the first write of an idle vbucket
-    f.task->headDeadlineChanged(clock::kNever);  // ... committed
+    f.task->nextDeadlineChanged(deadline);       // the first write of an idle vbucket
+    f.task->nextDeadlineChanged(clock::kNever);  // ... committed
   }
   state.SetItemsProcessed(state.iterations() * 2);
 }

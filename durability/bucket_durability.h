@@ -33,10 +33,17 @@
 // leaves active answers its in-flight writes ambiguous (kLeftActive) and, in
 // event-driven mode, loses its timeout task; one that becomes active gets one.
 //
-// Time: deadlines are read from the injected clock (coarse in the server,
-// manual in tests). Timers sleep in real time for (deadline - clock.now()), so
-// with a manual clock nothing fires by itself: a test advances the clock and
-// calls checkTimeoutsNow().
+// Time (TimeoutClocks): a write's deadline is the `deadline` clock's now()
+// when it is added plus its timeout, and the event-driven timers read the same
+// clock; the polling visitor reads the `polling` clock, which must never run
+// ahead of the `deadline` clock. The server passes the precise clock and the
+// coarse one: a deadline stamped with a clock that lags real time (coarse, by
+// a tick or more) would let a write be aborted before its timeout has elapsed
+// in real time, and a check on a clock that lags can only be late, never
+// early. docs/benchmarks.md compares this with stamping coarse + resolution.
+// Timers sleep in real time for (deadline - clock.now()), so with a manual
+// clock nothing fires by itself: a test advances the clock and calls
+// checkTimeoutsNow().
 //
 // Thread-safety: every member may be called from any thread. Completions are
 // called as sync_write.h says; a SyncWrite satisfied by the call that added
@@ -53,6 +60,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <absl/status/status.h>
 
@@ -70,17 +78,28 @@ namespace syncwrite::durability {
 // totals since the bucket was created.
 struct DurabilityStats {
   TimeoutMode mode = TimeoutMode::kEventDriven;
-  uint64_t in_flight = 0;          // SyncWrites accepted and not yet resolved
-  uint64_t committed = 0;          // SyncWrites committed
-  uint64_t aborted_timeout = 0;    // answered ambiguous because the deadline passed
-  uint64_t ambiguous_other = 0;    // answered ambiguous for any other reason
-  uint64_t plain_writes = 0;       // writes committed at once
-  uint64_t refused = 0;            // writes refused (any status but kCommitted/kPending)
-  uint64_t timeout_task_runs = 0;  // runs of this bucket's timeout tasks, both modes
-  uint64_t timeout_rearms = 0;     // event-driven: timers re-armed on a head change
-  uint64_t mode_switches = 0;      // changes of durability_timeout_mode applied
-  uint64_t timeout_tasks = 0;      // timeout tasks scheduled now (1 polling; 1 per active vbucket)
-  uint64_t polling_passes = 0;     // completed passes of the polling task (all of them)
+  uint64_t in_flight = 0;        // SyncWrites accepted and not yet resolved
+  uint64_t committed = 0;        // SyncWrites committed
+  uint64_t aborted_timeout = 0;  // aborts queued because the deadline passed
+  uint64_t ambiguous_other = 0;  // answered ambiguous for any other reason
+  // Answered ambiguous at their own deadline while an older write with a
+  // later deadline headed the vbucket; their prepares commit or abort later,
+  // in order (counted in committed / aborted_timeout then, not answered).
+  uint64_t answered_behind_head = 0;
+  uint64_t committed_after_answer = 0;  // of those, committed later
+  uint64_t plain_writes = 0;            // writes committed at once
+  uint64_t refused = 0;                 // writes refused (any status but kCommitted/kPending)
+  uint64_t timeout_task_runs = 0;       // runs of this bucket's timeout tasks, both modes
+  uint64_t timeout_rearms = 0;          // event-driven: timers re-armed on a head change
+  uint64_t mode_switches = 0;           // changes of durability_timeout_mode applied
+  uint64_t timeout_tasks = 0;   // timeout tasks scheduled now (1 polling; 1 per active vbucket)
+  uint64_t polling_passes = 0;  // completed passes of the polling task (all of them)
+};
+
+// See "Time" above.
+struct TimeoutClocks {
+  clock::ClockRef deadline;  // stamps deadlines; read by the event-driven timers
+  clock::ClockRef polling;   // read by the polling visitor; never ahead of `deadline`
 };
 
 class BucketDurability {
@@ -91,7 +110,13 @@ class BucketDurability {
   // node is this node. Starts the timeout mechanism of the configured mode.
   BucketDurability(std::string name, config::Configuration& bucket_config,
                    vbucket::VBucketMap& vbuckets, executor::ExecutorPool& pool,
-                   ReplicationTopology topology, clock::ClockRef clock);
+                   ReplicationTopology topology, TimeoutClocks clocks);
+  // One clock for both (tests, benchmarks).
+  BucketDurability(std::string name, config::Configuration& bucket_config,
+                   vbucket::VBucketMap& vbuckets, executor::ExecutorPool& pool,
+                   ReplicationTopology topology, clock::ClockRef clock)
+      : BucketDurability(std::move(name), bucket_config, vbuckets, pool, std::move(topology),
+                         TimeoutClocks{clock, clock}) {}
   ~BucketDurability();
   BucketDurability(const BucketDurability&) = delete;
   BucketDurability& operator=(const BucketDurability&) = delete;
@@ -142,6 +167,9 @@ class BucketDurability {
   clock::TimePoint armedDeadline(Vbid vbid) const;
   // The oldest in-flight write's deadline of `vbid` (kNever when none).
   clock::TimePoint headDeadline(Vbid vbid) const;
+  // The earliest deadline of `vbid` whose client is still waiting, the head's
+  // or one behind it (kNever when none): what the timer is armed for.
+  clock::TimePoint nextDeadline(Vbid vbid) const;
   // SyncWrites in flight in `vbid`.
   size_t inFlight(Vbid vbid) const;
   // The polling task's interval, or Duration::max() when not polling.

@@ -7,6 +7,7 @@
 
 #include "clock/clock_ref.h"
 #include "clock/coarse_clock.h"
+#include "clock/precise_clock.h"
 #include "server/log.h"
 
 namespace syncwrite::server {
@@ -61,7 +62,10 @@ Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
       vbuckets_(*config_, vbucket::VBucketState::kActive),
       durability_(std::make_unique<durability::BucketDurability>(
           name_, *config_, vbuckets_, pool, std::move(topology),
-          clock::ClockRef::of<clock::CoarseClock>())) {}
+          // Deadlines on the precise clock, polling checks on the coarse one
+          // (bucket_durability.h, "Time").
+          durability::TimeoutClocks{clock::ClockRef::of<clock::PreciseClock>(),
+                                    clock::ClockRef::of<clock::CoarseClock>()})) {}
 
 Bucket::~Bucket() {
   if (mode_listener_ != 0) config_->removeListener(mode_listener_);

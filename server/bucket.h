@@ -3,7 +3,8 @@
 //
 // Built from a BucketSpec (server_config.h): a VBucketMap of max_vbuckets
 // vbuckets, all active; a BucketDurability over them whose topology is one
-// chain [node_name, replicas...], reading the coarse clock; and one
+// chain [node_name, replicas...], stamping deadlines with the precise clock
+// and polling with the coarse one; and one
 // SimulatedReplica per simulated replica, acknowledging on the server's
 // io_context.
 //
