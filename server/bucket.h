@@ -6,7 +6,9 @@
 // chain [node_name, replicas...], stamping deadlines with the precise clock
 // and polling with the coarse one; and one
 // SimulatedReplica per simulated replica, acknowledging on the server's
-// io_context.
+// io_context. The fault-injection keys (replica_faults.h) are checked by
+// validators against the simulated replicas' names and applied to them by
+// listeners, at creation and at every change.
 //
 // Local persistence: the server keeps nothing on disk, so the active counts a
 // prepare as persisted as soon as it is queued — write() reports it to the
@@ -22,6 +24,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <absl/status/statusor.h>
@@ -73,8 +76,15 @@ class Bucket {
   // writes and stops the simulated replicas. Idempotent.
   void shutdown(durability::AmbiguousReason reason);
 
+  // The simulated replica called `name`, or null. For tests.
+  SimulatedReplica* simulatedReplica(std::string_view name) const;
+
  private:
   Bucket(BucketSpec spec, executor::ExecutorPool& pool, durability::ReplicationTopology topology);
+  // Registers the fault keys' validators and listeners, and applies their
+  // current values. Logs what it applied.
+  void watchFaultKeys();
+  std::vector<std::string> simulatedNames() const;
 
   const std::string name_;
   std::unique_ptr<config::Configuration> config_;
@@ -82,6 +92,7 @@ class Bucket {
   std::unique_ptr<durability::BucketDurability> durability_;
   std::vector<std::unique_ptr<SimulatedReplica>> replicas_;
   config::Configuration::ListenerId mode_listener_ = 0;
+  std::vector<config::Configuration::ListenerId> fault_listeners_;
 };
 
 }  // namespace syncwrite::server
