@@ -36,11 +36,14 @@
 // Time (TimeoutClocks): a write's deadline is the `deadline` clock's now()
 // when it is added plus its timeout, and the event-driven timers read the same
 // clock; the polling visitor reads the `polling` clock, which must never run
-// ahead of the `deadline` clock. The server passes the precise clock and the
-// coarse one: a deadline stamped with a clock that lags real time (coarse, by
-// a tick or more) would let a write be aborted before its timeout has elapsed
-// in real time, and a check on a clock that lags can only be late, never
-// early. docs/benchmarks.md compares this with stamping coarse + resolution.
+// ahead of the `deadline` clock. A deadline stamped with a clock that lags
+// real time (coarse, by a tick or more) would let a write be aborted before
+// its timeout has elapsed in real time; a check on a clock that lags can only
+// be late, never early — by the lag. The server passes the precise clock for
+// both: one read per write, and per vbucket with SyncWrites in a polling
+// pass (a vbucket without any still costs one atomic load and no clock read).
+// docs/benchmarks.md compares stamping with coarse + resolution, and polling
+// checks on the coarse clock.
 // Timers sleep in real time for (deadline - clock.now()), so with a manual
 // clock nothing fires by itself: a test advances the clock and calls
 // checkTimeoutsNow().

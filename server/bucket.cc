@@ -6,7 +6,6 @@
 #include <absl/strings/str_join.h>
 
 #include "clock/clock_ref.h"
-#include "clock/coarse_clock.h"
 #include "clock/precise_clock.h"
 #include "server/log.h"
 #include "server/replica_faults.h"
@@ -69,10 +68,11 @@ Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
       vbuckets_(*config_, vbucket::VBucketState::kActive),
       durability_(std::make_unique<durability::BucketDurability>(
           name_, *config_, vbuckets_, pool, std::move(topology),
-          // Deadlines on the precise clock, polling checks on the coarse one
-          // (bucket_durability.h, "Time").
+          // The precise clock for deadlines and for both modes' checks
+          // (bucket_durability.h, "Time"; the polling visitor still paces
+          // itself with durability_visitor_clock, coarse by default).
           durability::TimeoutClocks{clock::ClockRef::of<clock::PreciseClock>(),
-                                    clock::ClockRef::of<clock::CoarseClock>()})) {}
+                                    clock::ClockRef::of<clock::PreciseClock>()})) {}
 
 Bucket::~Bucket() {
   if (mode_listener_ != 0) config_->removeListener(mode_listener_);

@@ -3,8 +3,8 @@
 //
 // Built from a BucketSpec (server_config.h): a VBucketMap of max_vbuckets
 // vbuckets, all active; a BucketDurability over them whose topology is one
-// chain [node_name, replicas...], stamping deadlines with the precise clock
-// and polling with the coarse one; and one
+// chain [node_name, replicas...], stamping and checking deadlines with the
+// precise clock; and one
 // SimulatedReplica per simulated replica, acknowledging on the server's
 // io_context. The fault-injection keys (replica_faults.h) are checked by
 // validators against the simulated replicas' names and applied to them by
