@@ -54,7 +54,7 @@ struct BucketDurability::Impl {
   };
 
   Impl(std::string name, config::Configuration& config, vbucket::VBucketMap& map,
-       executor::ExecutorPool& pool, ReplicationTopology topology, TimeoutClocks clocks);
+       executor::ExecutorPool& pool, const ReplicationTopology& topology, TimeoutClocks clocks);
 
   void applyModeLocked(TimeoutMode mode) ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
   void startTimerLocked(Vbid vb) ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
@@ -98,7 +98,7 @@ struct BucketDurability::Impl {
 
 BucketDurability::Impl::Impl(std::string name_in, config::Configuration& config_in,
                              vbucket::VBucketMap& map_in, executor::ExecutorPool& pool_in,
-                             ReplicationTopology topology_in, TimeoutClocks clocks_in)
+                             const ReplicationTopology& topology_in, TimeoutClocks clocks_in)
     : name(std::move(name_in)),
       config(config_in),
       map(map_in),
@@ -220,9 +220,9 @@ void BucketDurability::Impl::defer(ResolvedWrites&& resolved) {
 
 BucketDurability::BucketDurability(std::string name, config::Configuration& bucket_config,
                                    vbucket::VBucketMap& vbuckets, executor::ExecutorPool& pool,
-                                   ReplicationTopology topology, TimeoutClocks clocks)
-    : impl_(std::make_unique<Impl>(std::move(name), bucket_config, vbuckets, pool,
-                                   std::move(topology), clocks)) {
+                                   const ReplicationTopology& topology, TimeoutClocks clocks)
+    : impl_(std::make_unique<Impl>(std::move(name), bucket_config, vbuckets, pool, topology,
+                                   clocks)) {
   Impl& d = *impl_;
   for (Impl::Slot& slot : d.slots) {
     slot.state_listener = slot.monitor->vbucket().addStateListener(
@@ -284,7 +284,7 @@ void BucketDurability::notifyLocalPersistence(Vbid vbid, Seqno persisted_seqno) 
   resolved.notify();
 }
 
-void BucketDurability::setTopology(ReplicationTopology topology) {
+void BucketDurability::setTopology(const ReplicationTopology& topology) {
   Impl& d = *impl_;
   for (Impl::Slot& slot : d.slots) {
     ResolvedWrites resolved;

@@ -114,12 +114,12 @@ class BucketDurability {
   // node is this node. Starts the timeout mechanism of the configured mode.
   BucketDurability(std::string name, config::Configuration& bucket_config,
                    vbucket::VBucketMap& vbuckets, executor::ExecutorPool& pool,
-                   ReplicationTopology topology, TimeoutClocks clocks);
+                   const ReplicationTopology& topology, TimeoutClocks clocks);
   // One clock for both (tests, benchmarks).
   BucketDurability(std::string name, config::Configuration& bucket_config,
                    vbucket::VBucketMap& vbuckets, executor::ExecutorPool& pool,
-                   ReplicationTopology topology, clock::ClockRef clock)
-      : BucketDurability(std::move(name), bucket_config, vbuckets, pool, std::move(topology),
+                   const ReplicationTopology& topology, clock::ClockRef clock)
+      : BucketDurability(std::move(name), bucket_config, vbuckets, pool, topology,
                          TimeoutClocks{clock, clock}) {}
   ~BucketDurability();
   BucketDurability(const BucketDurability&) = delete;
@@ -148,7 +148,7 @@ class BucketDurability {
   // writes the new topology satisfies commit. Writes already accepted stay
   // tracked even if the new topology makes durability impossible; they will
   // time out.
-  void setTopology(ReplicationTopology topology);
+  void setTopology(const ReplicationTopology& topology);
   ReplicationTopology topology() const;
 
   // Looks for expired writes now, in the current mode: wakes the polling task

@@ -23,7 +23,7 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
         absl::StrCat("buckets.", spec.name, ": ", topology.status().message()));
   }
   std::vector<SimulatedReplicaSpec> simulated = std::move(spec.simulated);
-  std::unique_ptr<Bucket> bucket(new Bucket(std::move(spec), pool, std::move(*topology)));
+  std::unique_ptr<Bucket> bucket(new Bucket(std::move(spec), pool, *topology));
 
   Bucket* self = bucket.get();
   std::vector<std::string> simulated_names;
@@ -62,12 +62,12 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
 }
 
 Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
-               durability::ReplicationTopology topology)
+               const durability::ReplicationTopology& topology)
     : name_(std::move(spec.name)),
       config_(std::move(spec.config)),
       vbuckets_(*config_, vbucket::VBucketState::kActive),
       durability_(std::make_unique<durability::BucketDurability>(
-          name_, *config_, vbuckets_, pool, std::move(topology),
+          name_, *config_, vbuckets_, pool, topology,
           // The precise clock for deadlines and for both modes' checks
           // (bucket_durability.h, "Time"; the polling visitor still paces
           // itself with durability_visitor_clock, coarse by default).

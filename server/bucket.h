@@ -80,7 +80,8 @@ class Bucket {
   SimulatedReplica* simulatedReplica(std::string_view name) const;
 
  private:
-  Bucket(BucketSpec spec, executor::ExecutorPool& pool, durability::ReplicationTopology topology);
+  Bucket(BucketSpec spec, executor::ExecutorPool& pool,
+         const durability::ReplicationTopology& topology);
   // Registers the fault keys' validators and listeners, and applies their
   // current values. Logs what it applied.
   void watchFaultKeys();

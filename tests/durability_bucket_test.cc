@@ -41,13 +41,13 @@ class BucketDurabilityTest : public ::testing::TestWithParam<TimeoutMode> {
   }
   ~BucketDurabilityTest() override { bucket_.reset(); }
 
-  WriteResult write(Vbid vb, std::string key, std::optional<Timeout> timeout = std::nullopt,
+  WriteResult write(Vbid vb, const std::string& key, std::optional<Timeout> timeout = std::nullopt,
                     Level level = Level::kMajority) {
     WriteRequest request{WriteOp::kSet, key, "v", 1,
                          Requirements{level, timeout.value_or(Timeout::bucketDefault())}};
     return bucket_->write(vb, std::move(request), recorder_.completion(key));
   }
-  WriteResult writePlain(Vbid vb, std::string key) {
+  WriteResult writePlain(Vbid vb, const std::string& key) {
     return bucket_->write(vb, WriteRequest{WriteOp::kSet, key, "v", 1, std::nullopt},
                           recorder_.completion(key));
   }

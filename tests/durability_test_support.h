@@ -24,7 +24,7 @@ namespace syncwrite::durability::testing {
 // into it. Waiting is for events, with a hang guard — never for time to pass.
 class Recorder {
  public:
-  Completion completion(std::string tag = "") {
+  Completion completion(const std::string& tag = "") {
     return [this, tag](const Resolution& r) {
       std::lock_guard lock(mutex_);
       entries_.push_back({tag, r, std::this_thread::get_id()});

@@ -135,7 +135,7 @@ int Main(int argc, char** argv) {
       if (behind && !absl::GetFlag(FLAGS_behind_head)) continue;
       const std::string scenario = behind ? "behind-head" : "head";
       absl::StatusOr<DriveResult> r =
-          RunOne(server, mode, behind, fs::path(dir) / (mode + "-" + scenario));
+          RunOne(server, mode, behind, fs::path(dir) / absl::StrCat(mode, "-", scenario));
       if (!r.ok()) {
         std::cerr << "timeout_precision: " << mode << " " << scenario << ": " << r.status()
                   << " (server log in " << dir << ")\n";
@@ -170,4 +170,11 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace syncwrite::bench
 
-int main(int argc, char** argv) { return syncwrite::bench::Main(argc, argv); }
+int main(int argc, char** argv) {
+  try {
+    return syncwrite::bench::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "timeout_precision: " << e.what() << "\n";
+    return 1;
+  }
+}
