@@ -128,7 +128,7 @@ class TaskTable {
       return key & (slots.size() - 1);
     }
     const Slot* find(TaskId id) const noexcept ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
-    void insert(Slot slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+    void insert(Slot entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
     void erase(TaskId id) noexcept ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   };
 

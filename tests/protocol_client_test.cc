@@ -96,7 +96,7 @@ class FakeServer {
           appendErrorResponse(out, r.opcode, Status::kSyncWriteAmbiguous, r.opaque,
                               "durability timeout");
         } else {
-          appendStatusResponse(out, r.opcode, Status::kSuccess, r.opaque, r.opaque * 10);
+          appendStatusResponse(out, r.opcode, Status::kSuccess, r.opaque, uint64_t{r.opaque} * 10);
         }
         break;
       case Opcode::kStat:
@@ -348,7 +348,7 @@ struct CliRun {
   std::string err;
 };
 
-CliRun runCli(std::vector<std::string> argv) {
+CliRun runCli(const std::vector<std::string>& argv) {
   absl::StatusOr<cli::CliArgs> args = cli::parseArgs(argv);
   EXPECT_TRUE(args.ok()) << args.status();
   std::ostringstream out, err;

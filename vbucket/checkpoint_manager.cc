@@ -19,9 +19,12 @@ void CheckpointManager::checkLayout() noexcept {
   // head of the cursor list (the members are declared in that order).
   static_assert(sizeof(base::Mutex) + sizeof(std::list<Checkpoint>) == 64,
                 "the mutex and the checkpoint list no longer fill line 0 exactly");
-  static_assert(
-      sizeof(std::map<std::string, Cursor, std::less<>>) + sizeof(Cursor*) + sizeof(uint64_t) == 64,
-      "the cursor map, the cursor list head and the next id no longer fill line 1");
+  // The size of the list head, a pointer (not of what it points to).
+  static_assert(sizeof(std::map<std::string, Cursor, std::less<>>) +
+                        sizeof(Cursor*) +  // NOLINT(bugprone-sizeof-expression)
+                        sizeof(uint64_t) ==
+                    64,
+                "the cursor map, the cursor list head and the next id no longer fill line 1");
 }
 
 uint64_t CheckpointManager::openCheckpointLocked() {

@@ -121,10 +121,10 @@ class alignas(64) CheckpointManager {
   // Up to `max_items` records after the cursor's position, oldest first, and
   // moves the cursor past them. Requires the cursor to exist
   // (std::invalid_argument otherwise). O(items returned + checkpoints crossed).
-  std::vector<LogRecord> readItems(std::string_view cursor, size_t max_items = SIZE_MAX);
+  std::vector<LogRecord> readItems(std::string_view name, size_t max_items = SIZE_MAX);
   // How many items the cursor has not read yet. Requires the cursor to exist
   // (std::invalid_argument otherwise). O(checkpoints).
-  size_t itemsRemaining(std::string_view cursor) const;
+  size_t itemsRemaining(std::string_view name) const;
 
   // See the file comment. The returned object owns the expelled items.
   ExpelledItems extractItemsToExpel(ExpelMethod method = ExpelMethod::kSplice);
