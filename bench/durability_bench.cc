@@ -4,8 +4,17 @@
 //    re-arms on every head change are included). Each thread writes to its
 //    own vbucket. Every 4096 writes the thread expels its checkpoint, as a
 //    replication cursor would let it — that cost is amortised in.
-//  - ProcessTimeoutNoneExpired/N: the polling path's call on a vbucket that
-//    tracks N writes, none expired.
+//    The stamp argument picks the clock deadlines are stamped with (issue 16,
+//    "never early"): 0 coarse (early by up to a tick: the old behaviour),
+//    1 coarse + its resolution (rounded up), 2 precise (the server's choice);
+//    the polling clock is coarse in all three.
+//  - DeadlineStamp/{coarse+resolution,precise,syscall}: the stamp alone — a
+//    clock read plus the timeout — on each clock; syscall models a machine
+//    whose clock source is not readable from user space (HPET).
+//  - ProcessTimeoutNoneExpired/N/mixed: the polling path's call on a vbucket
+//    that tracks N writes, none expired; with mixed=1 every other write has a
+//    shorter timeout than the one before it, so half of them wait in the heap
+//    of writes that may expire behind the head.
 //  - TimeoutRearm: the event-driven timer told of a new head deadline (later
 //    than the one it is armed for, the common case), and Disarm (told kNever).
 //  - MemoryPerSyncWrite: bytes the monitor allocates per in-flight write,
@@ -24,6 +33,8 @@
 
 #include "clock/coarse_clock.h"
 #include "clock/manual_clock.h"
+#include "clock/precise_clock.h"
+#include "clock/syscall_clock.h"
 #include "durability/active_durability_monitor.h"
 #include "durability/bucket_durability.h"
 #include "durability/vbucket_timeout_task.h"
@@ -50,13 +61,38 @@ std::vector<std::string> keys(size_t n) {
   return out;
 }
 
+// The coarse clock rounded up by its resolution: a reading never behind real
+// time while the coarse clock lags by less than a tick (the alternative to
+// stamping with the precise clock, measured beside it).
+struct CoarseRoundedUpClock {
+  static constexpr bool on_steady_timeline = true;
+  static clock::TimePoint now() noexcept {
+    static const clock::Duration tick = clock::CoarseClock::resolution();
+    return clock::CoarseClock::now() + tick;
+  }
+};
+
+clock::ClockRef stampClock(int64_t which) {
+  switch (which) {
+    case 0:
+      return clock::ClockRef::of<clock::CoarseClock>();
+    case 1:
+      return clock::ClockRef::of<CoarseRoundedUpClock>();
+    case 2:
+      return clock::ClockRef::of<clock::PreciseClock>();
+    default:
+      return clock::ClockRef::of<clock::SyscallClock>();
+  }
+}
+
 // One bucket shared by the benchmark's threads.
 struct AddAckCommitFixture {
-  AddAckCommitFixture() {
+  explicit AddAckCommitFixture(int64_t stamp) {
     (void)config.loadJson({{"max_vbuckets", 8}, {"durability_timeout_mode", "event-driven"}});
     map = std::make_unique<vbucket::VBucketMap>(config, vbucket::VBucketState::kActive);
-    bucket = std::make_unique<BucketDurability>("bench", config, *map, pool, oneReplica(),
-                                                clock::ClockRef::of<clock::CoarseClock>());
+    bucket = std::make_unique<BucketDurability>(
+        "bench", config, *map, pool, oneReplica(),
+        TimeoutClocks{stampClock(stamp), clock::ClockRef::of<clock::CoarseClock>()});
   }
   executor::ExecutorPool pool{1};
   config::Configuration config{config::Scope::kBucket};
@@ -69,7 +105,7 @@ AddAckCommitFixture* g_fixture = nullptr;
 void BM_AddAckCommit(benchmark::State& state) {
   // Set up by thread 0; the others first touch it inside the loop, which
   // Google Benchmark starts for all threads together.
-  if (state.thread_index() == 0) g_fixture = new AddAckCommitFixture();
+  if (state.thread_index() == 0) g_fixture = new AddAckCommitFixture(state.range(0));
   const auto vb = static_cast<Vbid>(state.thread_index());
   const std::vector<std::string> names = keys(1024);
   uint64_t completed = 0;
@@ -90,7 +126,26 @@ void BM_AddAckCommit(benchmark::State& state) {
     g_fixture = nullptr;
   }
 }
-BENCHMARK(BM_AddAckCommit)->Name("SyncWriteBench/AddAckCommit")->Threads(1)->Threads(2);
+BENCHMARK(BM_AddAckCommit)
+    ->Name("SyncWriteBench/AddAckCommit")
+    ->ArgName("stamp")
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Threads(1)
+    ->Threads(2);
+
+template <typename Clock>
+void BM_DeadlineStamp(benchmark::State& state) {
+  const Timeout timeout = *Timeout::fromMillis(30000);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(timeout.deadline(Clock::now(), 30000ms));
+  }
+}
+BENCHMARK(BM_DeadlineStamp<CoarseRoundedUpClock>)
+    ->Name("SyncWriteBench/DeadlineStamp/coarse+resolution");
+BENCHMARK(BM_DeadlineStamp<clock::PreciseClock>)->Name("SyncWriteBench/DeadlineStamp/precise");
+BENCHMARK(BM_DeadlineStamp<clock::SyscallClock>)->Name("SyncWriteBench/DeadlineStamp/syscall");
 
 void BM_ProcessTimeoutNoneExpired(benchmark::State& state) {
   clock::ManualClock clock;
@@ -98,10 +153,12 @@ void BM_ProcessTimeoutNoneExpired(benchmark::State& state) {
   vbucket::VBucket vb(0, vbucket::VBucketState::kActive);
   ActiveDurabilityMonitor monitor(vb, settings, oneReplica());
   const auto n = static_cast<size_t>(state.range(0));
+  const bool mixed = state.range(1) != 0;
   for (size_t i = 0; i < n; ++i) {
     ResolvedWrites resolved;
+    const uint16_t timeout_ms = mixed && i % 2 == 1 ? 30000 : 60000;
     monitor.write(WriteRequest{WriteOp::kSet, "key" + std::to_string(i), "v", 0,
-                               Requirements{Level::kMajority, *Timeout::fromMillis(60000)}},
+                               Requirements{Level::kMajority, *Timeout::fromMillis(timeout_ms)}},
                   nullptr, clock.now(), resolved);
   }
   clock.advance(1s);
@@ -114,8 +171,11 @@ void BM_ProcessTimeoutNoneExpired(benchmark::State& state) {
 }
 BENCHMARK(BM_ProcessTimeoutNoneExpired)
     ->Name("SyncWriteBench/ProcessTimeoutNoneExpired")
-    ->Arg(1000)
-    ->Arg(100000);
+    ->ArgNames({"n", "mixed"})
+    ->Args({1000, 0})
+    ->Args({100000, 0})
+    ->Args({1000, 1})
+    ->Args({100000, 1});
 
 // A scheduled, attached timeout task, told of head changes directly.
 struct RearmFixture {
@@ -138,10 +198,10 @@ void BM_TimeoutRearm(benchmark::State& state) {
   RearmFixture f;
   // Armed once far ahead; each head change then moves it later still.
   clock::TimePoint deadline = clock::CoarseClock::now() + 1h;
-  f.task->headDeadlineChanged(deadline);
+  f.task->nextDeadlineChanged(deadline);
   for (auto _ : state) {
     deadline += 1ms;
-    f.task->headDeadlineChanged(deadline);
+    f.task->nextDeadlineChanged(deadline);
   }
   state.SetItemsProcessed(state.iterations());
 }
@@ -151,8 +211,8 @@ void BM_TimeoutDisarmRearm(benchmark::State& state) {
   RearmFixture f;
   const clock::TimePoint deadline = clock::CoarseClock::now() + 1h;
   for (auto _ : state) {
-    f.task->headDeadlineChanged(deadline);       // the first write of an idle vbucket
-    f.task->headDeadlineChanged(clock::kNever);  // ... committed
+    f.task->nextDeadlineChanged(deadline);       // the first write of an idle vbucket
+    f.task->nextDeadlineChanged(clock::kNever);  // ... committed
   }
   state.SetItemsProcessed(state.iterations() * 2);
 }

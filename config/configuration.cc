@@ -85,6 +85,10 @@ absl::Status Configuration::setJson(std::string_view key, const nlohmann::json& 
   const nlohmann::json& new_value = *stored;
 
   base::RecursiveMutexLock notify(notify_mutex_);
+  for (const auto& [id, validator] : validators_) {
+    if (validator.first != key) continue;
+    if (absl::Status refused = validator.second(new_value); !refused.ok()) return refused;
+  }
   {
     base::WriterMutexLock lock(values_mutex_);
     nlohmann::json& current = values_.find(key)->second;
@@ -146,9 +150,18 @@ Configuration::ListenerId Configuration::addJsonListener(std::string_view key, L
   return id;
 }
 
+Configuration::ListenerId Configuration::addJsonValidator(std::string_view key, Validator fn) {
+  absl::StatusOr<const KeySpec*> spec = lookup(key);
+  if (!spec.ok()) throw std::invalid_argument(std::string(spec.status().message()));
+  base::RecursiveMutexLock notify(notify_mutex_);
+  const ListenerId id = next_listener_id_++;
+  validators_.emplace(id, std::make_pair(std::string(key), std::move(fn)));
+  return id;
+}
+
 bool Configuration::removeListener(ListenerId id) {
   base::RecursiveMutexLock notify(notify_mutex_);
-  return listeners_.erase(id) == 1;
+  return listeners_.erase(id) == 1 || validators_.erase(id) == 1;
 }
 
 }  // namespace syncwrite::config

@@ -32,6 +32,12 @@
 //  - If a listener throws, the value stays set, later listeners still run,
 //    and set() returns Internal with the exception's message.
 // load*() is for start-up and calls no listener.
+//
+// Validators: addValidator(key, fn) lets the component that gives a key its
+// meaning refuse values the schema cannot judge (a replica name that does not
+// exist). fn runs under the same serialisation as listeners, before the value
+// is stored; a refusal is returned by set() as it is, and changes nothing.
+// load*() calls no validator: the owner checks the loaded value itself.
 #pragma once
 
 #include <chrono>
@@ -43,6 +49,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include <absl/status/status.h>
 #include <nlohmann/json.hpp>
@@ -107,7 +114,17 @@ class Configuration {
       fn(KeyValue<T>::fromJson(v, key.name()));
     });
   }
-  // Returns false when `id` is not registered (never was, or already removed).
+  // See the file comment; `fn` gets the candidate value and returns OK or
+  // the refusal (InvalidArgument, naming the key and the value).
+  template <typename T>
+  ListenerId addValidator(const Key<T>& key,
+                          std::function<absl::Status(std::type_identity_t<T>)> fn) {
+    return addJsonValidator(key.name(), [key, fn = std::move(fn)](const nlohmann::json& v) {
+      return fn(KeyValue<T>::fromJson(v, key.name()));
+    });
+  }
+  // Removes a listener or a validator. Returns false when `id` is not
+  // registered (never was, or already removed).
   bool removeListener(ListenerId id);
 
  private:
@@ -119,6 +136,8 @@ class Configuration {
   absl::Status setJson(std::string_view key, const nlohmann::json& value);
   nlohmann::json getJson(std::string_view key, ValueType type) const;
   ListenerId addJsonListener(std::string_view key, Listener fn);
+  using Validator = std::function<absl::Status(const nlohmann::json& candidate)>;
+  ListenerId addJsonValidator(std::string_view key, Validator fn);
 
   const Schema& schema_;
   const Scope scope_;
@@ -135,6 +154,8 @@ class Configuration {
     std::shared_ptr<Listener> fn;
   };
   std::map<ListenerId, Registration> listeners_ ABSL_GUARDED_BY(notify_mutex_);
+  std::map<ListenerId, std::pair<std::string, Validator>> validators_
+      ABSL_GUARDED_BY(notify_mutex_);
   ListenerId next_listener_id_ ABSL_GUARDED_BY(notify_mutex_) = 1;
 };
 

@@ -1,5 +1,7 @@
 #include "durability/active_durability_monitor.h"
 
+#include <algorithm>
+#include <functional>
 #include <utility>
 
 namespace syncwrite::durability {
@@ -85,13 +87,26 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest&& request, Completion&& 
   if (!durable) return writePlainLocked(std::move(request));
 
   const clock::TimePoint deadline = timeout.deadline(now, settings_.defaultTimeout());
+  // Earlier than an older write's deadline: it may expire behind the head.
+  if (writes_.empty()) max_deadline_ = clock::TimePoint::min();
+  const bool may_expire_behind = deadline < max_deadline_;
+  max_deadline_ = std::max(max_deadline_, deadline);
+  const uint64_t ordinal = next_ordinal_++;
   TrackedWrite& tracked = writes_.emplace_back(TrackedWrite{
       vb_.checkpointManager().queuePrepare(std::move(request.key), std::move(request.value),
                                            request.cas, deleted, request.meta),
-      deadline, level, std::move(completion)});
+      deadline, ordinal, level, /*answered=*/false, may_expire_behind, std::move(completion)});
   const Seqno seqno = tracked.prepare->seqno;
   keys_.insert(keyView(tracked.prepare->key));
-  if (writes_.size() == 1) headChangedLocked();
+  if (may_expire_behind) {
+    early_.push_back({deadline.time_since_epoch().count(), ordinal});
+    std::push_heap(early_.begin(), early_.end(), std::greater<>());
+    ++early_live_;
+  }
+  if (writes_.size() == 1 ||
+      deadline.time_since_epoch().count() < next_deadline_.load(std::memory_order_relaxed)) {
+    publishLocked(/*tell=*/false);
+  }
   // Satisfied already when the active alone is a majority; the caller defers
   // the notification.
   commitSatisfiedLocked(resolved);
@@ -148,40 +163,71 @@ void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
     } else {
       vb_.hashTable().setCommitted(std::move(head.prepare.item));
     }
-    resolved.add(std::move(head.completion), r);
+    if (head.answered) {
+      ++counters_.committed_after_answer;  // its client heard "ambiguous" at its deadline
+    } else {
+      resolved.add(std::move(head.completion), r);
+    }
     ++counters_.committed;
-    writes_.pop_front();
+    popHeadLocked();
     head_changed = true;
   }
-  if (head_changed) headChangedLocked();
+  if (head_changed) publishLocked(/*tell=*/false);
 }
 
 void ActiveDurabilityMonitor::processTimeout(clock::TimePoint now, ResolvedWrites& resolved) {
   // The common case on both timeout paths: nothing has expired yet.
   // Without a listener there is nothing to re-arm either, so no lock.
-  if (head_deadline_.load(std::memory_order_acquire) >= now.time_since_epoch().count() &&
+  if (next_deadline_.load(std::memory_order_acquire) >= now.time_since_epoch().count() &&
       listener_.load(std::memory_order_acquire) == nullptr) {
     return;
   }
   base::MutexLock lock(mutex_);
-  bool head_changed = false;
   while (!writes_.empty() && writes_.front().deadline < now) {
     TrackedWrite& head = writes_.front();
     const Seqno abort_seqno =
         vb_.checkpointManager().queueResolution(vbucket::QueueOp::kAbort, head.prepare);
-    Resolution r = resolutionOf(*head.prepare, vb_.id());
-    r.reason = AmbiguousReason::kTimeout;
-    r.resolution_seqno = abort_seqno;
-    resolved.add(std::move(head.completion), r);
+    if (!head.answered) {
+      Resolution r = resolutionOf(*head.prepare, vb_.id());
+      r.reason = AmbiguousReason::kTimeout;
+      r.resolution_seqno = abort_seqno;
+      resolved.add(std::move(head.completion), r);
+    }
     ++counters_.aborted_timeout;
+    keys_.erase(keyView(head.prepare->key));
     popHeadLocked();
-    head_changed = true;
   }
-  if (head_changed) {
-    headChangedLocked();
-  } else if (HeadDeadlineListener* l = listener_.load(std::memory_order_relaxed)) {
-    l->headDeadlineChanged(headDeadline());  // woken early: sleep again
+  answerExpiredLocked(now, resolved);
+  publishLocked(/*tell=*/true);  // a timer woken early sleeps again
+}
+
+void ActiveDurabilityMonitor::answerExpiredLocked(clock::TimePoint now, ResolvedWrites& resolved) {
+  const clock::Duration::rep now_rep = now.time_since_epoch().count();
+  for (const EarlyEntry* top = earlyTopLocked(); top != nullptr && top->deadline < now_rep;
+       top = earlyTopLocked()) {
+    TrackedWrite& w = writes_[top->ordinal - writes_.front().ordinal];
+    std::pop_heap(early_.begin(), early_.end(), std::greater<>());
+    early_.pop_back();
+    --early_live_;
+    w.in_heap = false;
+    w.answered = true;
+    Resolution r = resolutionOf(*w.prepare, vb_.id());
+    r.reason = AmbiguousReason::kTimeout;  // nothing queued yet: resolution_seqno 0
+    resolved.add(std::move(w.completion), r);
+    w.completion = nullptr;
+    ++counters_.answered_behind_head;
   }
+}
+
+const ActiveDurabilityMonitor::EarlyEntry* ActiveDurabilityMonitor::earlyTopLocked() {
+  while (!early_.empty()) {
+    if (!writes_.empty() && early_.front().ordinal >= writes_.front().ordinal) {
+      return &early_.front();
+    }
+    std::pop_heap(early_.begin(), early_.end(), std::greater<>());  // its write has left
+    early_.pop_back();
+  }
+  return nullptr;
 }
 
 void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
@@ -191,13 +237,16 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
   if (writes_.empty()) return;
   keys_.clear();
   for (TrackedWrite& w : writes_) {
+    if (w.answered) continue;  // answered at its deadline already
     Resolution r = resolutionOf(*w.prepare, vb_.id());
     r.reason = reason;  // ambiguous, nothing queued
     resolved.add(std::move(w.completion), r);
+    ++counters_.ambiguous_other;
   }
-  counters_.ambiguous_other += writes_.size();
   writes_.clear();
-  headChangedLocked();
+  early_.clear();
+  early_live_ = 0;
+  publishLocked(/*tell=*/false);
 }
 
 void ActiveDurabilityMonitor::setTopology(ReplicationTopology topology, ResolvedWrites& resolved) {
@@ -212,30 +261,58 @@ ReplicationTopology ActiveDurabilityMonitor::topology() const {
   return acks_.topology();
 }
 
-void ActiveDurabilityMonitor::setHeadDeadlineListener(HeadDeadlineListener* listener) {
+void ActiveDurabilityMonitor::setDeadlineListener(DeadlineListener* listener) {
   base::MutexLock lock(mutex_);
   listener_.store(listener, std::memory_order_release);
-  if (listener != nullptr) listener->headDeadlineChanged(headDeadline());
+  if (listener != nullptr) listener->nextDeadlineChanged(nextDeadline());
 }
 
+// The caller has erased the head's key (before a commit moves the item the
+// key view points into).
 void ActiveDurabilityMonitor::popHeadLocked() {
-  keys_.erase(keyView(writes_.front().prepare->key));
+  if (writes_.front().in_heap) --early_live_;
   writes_.pop_front();
+  if (writes_.empty()) {
+    early_.clear();
+    early_live_ = 0;
+    return;
+  }
+  // Rebuilt once stale entries outnumber the live ones: O(1) amortised per
+  // write that left, and the heap stays at most twice the writes in it.
+  if (early_.size() > 2 * early_live_ + 16) {
+    const uint64_t front = writes_.front().ordinal;
+    std::erase_if(early_, [front](const EarlyEntry& e) { return e.ordinal < front; });
+    std::make_heap(early_.begin(), early_.end(), std::greater<>());
+  }
 }
 
-void ActiveDurabilityMonitor::headChangedLocked() {
-  const clock::Duration::rep deadline =
-      writes_.empty() ? kNeverRep : writes_.front().deadline.time_since_epoch().count();
-  head_deadline_.store(deadline, std::memory_order_release);
+void ActiveDurabilityMonitor::publishLocked(bool tell) {
+  clock::Duration::rep head = kNeverRep;
+  clock::Duration::rep next = kNeverRep;
+  if (!writes_.empty()) {
+    head = writes_.front().deadline.time_since_epoch().count();
+    next = head;
+    if (const EarlyEntry* top = earlyTopLocked()) next = std::min(next, top->deadline);
+  }
+  head_deadline_.store(head, std::memory_order_release);
+  // Written only under the lock: a load and a store, no read-modify-write.
+  const bool changed = next_deadline_.load(std::memory_order_relaxed) != next;
+  next_deadline_.store(next, std::memory_order_release);
   has_writes_.store(!writes_.empty(), std::memory_order_release);
-  if (HeadDeadlineListener* l = listener_.load(std::memory_order_relaxed)) {
-    l->headDeadlineChanged(headDeadline());
+  if (!changed && !tell) return;
+  if (DeadlineListener* l = listener_.load(std::memory_order_relaxed)) {
+    l->nextDeadlineChanged(nextDeadline());
   }
 }
 
 size_t ActiveDurabilityMonitor::numTracked() const {
   base::MutexLock lock(mutex_);
   return writes_.size();
+}
+
+size_t ActiveDurabilityMonitor::heapEntries() const {
+  base::MutexLock lock(mutex_);
+  return early_.size();
 }
 
 MonitorCounters ActiveDurabilityMonitor::counters() const {

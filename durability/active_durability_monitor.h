@@ -14,25 +14,41 @@
 //    deadline is strictly before `now`, queueing an abort for each. A write
 //    behind an unexpired one waits, as in kv_engine, so aborts are in order
 //    too;
+//  - answered at its own deadline (beyond kv_engine): a write whose deadline
+//    passes while an older, unexpired write still heads the vbucket is
+//    answered ambiguous (kTimeout, resolution_seqno 0) by that same
+//    processTimeout(now), and stays tracked: its key stays busy, and it is
+//    later committed or aborted in order like any other, counted
+//    (committed_after_answer, aborted_timeout) but not answered again;
 //  - abortAll(): the vbucket left active, or the bucket is going away; every
 //    write resolves ambiguous and nothing is queued.
-// Every write resolves exactly once. Resolutions are appended to a
-// ResolvedWrites under the lock; the caller notifies them after it.
+// Every write's completion is called exactly once. Resolutions are appended
+// to a ResolvedWrites under the lock; the caller notifies them after it.
 //
 // Keys: a key with a write in flight refuses another (kSyncWriteInProgress),
 // plain or durable — a set of string views into the tracked prepares.
 //
-// Timers: an optional HeadDeadlineListener (the event-driven timeout task) is
-// told, under the lock, the new deadline of the oldest write whenever the
-// oldest write changes, and at the end of every processTimeout(). Being told
-// under the lock is what orders the re-arms of concurrent callers: the last
-// one told is always the current head.
+// The next deadline: the earliest time at which processTimeout() has work —
+// the head's deadline, or an earlier one of an unanswered write behind it.
+// Only a write whose deadline is earlier than that of some older tracked
+// write can expire behind the head; such writes (none when every write has
+// the same timeout) are also kept in a min-heap by deadline, so finding the
+// next deadline is O(1) and adding one O(log of them). Heap entries of
+// writes that left are skipped when they reach the top, and the heap is
+// rebuilt once they outnumber the live ones, so it stays O(writes tracked).
 //
-// Lock-free reads for the timeout paths: hasSyncWrites() and headDeadline()
-// are single atomic loads; processTimeout() with nothing expired takes no lock.
+// Timers: an optional DeadlineListener (the event-driven timeout task) is
+// told, under the lock, the next deadline whenever it changes, and at the end
+// of every processTimeout(). Being told under the lock is what orders the
+// re-arms of concurrent callers: the last one told is always current.
 //
-// Memory per tracked write: one TrackedWrite (72 bytes) in a deque plus one
-// slot of the key set; the prepare itself is the checkpoint's item, shared.
+// Lock-free reads for the timeout paths: hasSyncWrites(), headDeadline() and
+// nextDeadline() are single atomic loads; processTimeout() with nothing
+// expired takes no lock when there is no listener.
+//
+// Memory per tracked write: one TrackedWrite in a deque plus one slot of the
+// key set (plus a 16-byte heap entry for a write that can expire behind the
+// head); the prepare itself is the checkpoint's item, shared.
 // bench/durability_bench reports the measured figure.
 //
 // Thread-safety: every member may be called from any thread.
@@ -44,6 +60,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/string_view.h>
@@ -70,22 +87,27 @@ struct DurabilitySettings {
   }
 };
 
-// Told the deadline of the oldest write (clock::kNever: none) under the
-// monitor's lock. Must not block and must not call back into the monitor.
-class HeadDeadlineListener {
+// Told the monitor's next deadline (clock::kNever: no write can expire)
+// under the monitor's lock. Must not block and must not call back into the
+// monitor.
+class DeadlineListener {
  public:
-  virtual void headDeadlineChanged(clock::TimePoint head_deadline) = 0;
+  virtual void nextDeadlineChanged(clock::TimePoint next_deadline) = 0;
 
  protected:
-  ~HeadDeadlineListener() = default;
+  ~DeadlineListener() = default;
 };
 
 // Totals since construction, for stats.
 struct MonitorCounters {
   uint64_t in_flight = 0;  // tracked now (the others are totals)
   uint64_t committed = 0;
-  uint64_t aborted_timeout = 0;
+  uint64_t aborted_timeout = 0;  // aborts queued at the deadline (answered then or before)
   uint64_t ambiguous_other = 0;
+  // Answered ambiguous at their deadline while an older write headed the
+  // vbucket; each is also counted when its prepare later commits or aborts.
+  uint64_t answered_behind_head = 0;
+  uint64_t committed_after_answer = 0;  // of those, the ones that committed
   uint64_t plain_writes = 0;
   uint64_t refused = 0;
 };
@@ -119,10 +141,12 @@ class ActiveDurabilityMonitor {
   // This node persisted the vbucket up to `persisted_seqno`.
   void notifyLocalPersistence(Seqno persisted_seqno, ResolvedWrites& resolved);
 
-  // Aborts the expired prefix (deadline < now) and re-arms the listener.
-  // When the oldest write has not expired and there is no listener, one
-  // atomic load and no lock: the cost does not depend on how many writes are
-  // tracked. O(writes aborted) otherwise.
+  // Aborts the expired prefix (deadline < now), answers ambiguous every
+  // other write whose deadline < now (left tracked, see above), and re-arms
+  // the listener. When nothing has expired and there is no listener, one
+  // atomic load and no lock; with a listener, the lock and O(1) more. Neither
+  // depends on how many writes are tracked. Otherwise O(writes aborted +
+  // writes answered × log).
   void processTimeout(clock::TimePoint now, ResolvedWrites& resolved);
 
   // Resolves every tracked write ambiguous with `reason`, queueing nothing.
@@ -134,15 +158,23 @@ class ActiveDurabilityMonitor {
   void setTopology(ReplicationTopology topology, ResolvedWrites& resolved);
   ReplicationTopology topology() const;
 
-  // Attaches (or, with null, detaches) the timer told of head changes, and
-  // tells it the current head at once. Only one at a time.
-  void setHeadDeadlineListener(HeadDeadlineListener* listener);
+  // Attaches (or, with null, detaches) the timer told of next-deadline
+  // changes, and tells it the current one at once. Only one at a time.
+  void setDeadlineListener(DeadlineListener* listener);
 
   bool hasSyncWrites() const noexcept { return has_writes_.load(std::memory_order_acquire); }
+  // The oldest write's deadline (kNever when none).
   clock::TimePoint headDeadline() const noexcept {
     return clock::TimePoint(clock::Duration(head_deadline_.load(std::memory_order_acquire)));
   }
+  // The next deadline (see above; kNever when none).
+  clock::TimePoint nextDeadline() const noexcept {
+    return clock::TimePoint(clock::Duration(next_deadline_.load(std::memory_order_acquire)));
+  }
   size_t numTracked() const;
+  // Entries in the heap of writes that may expire behind the head, stale ones
+  // included (a test's view of the memory bound above).
+  size_t heapEntries() const;
   MonitorCounters counters() const;
   vbucket::VBucket& vbucket() const noexcept { return vb_; }
 
@@ -150,8 +182,17 @@ class ActiveDurabilityMonitor {
   struct TrackedWrite {
     vbucket::QueuedPrepare prepare;  // key, value, cas, seqno, deleted; its resolution entry
     clock::TimePoint deadline;
+    uint64_t ordinal;  // position in writes_ is ordinal - writes_.front().ordinal
     Level level;
+    bool answered = false;  // its completion was called at its deadline, behind the head
+    bool in_heap = false;   // has an entry in early_
     Completion completion;
+  };
+  // A write that may expire behind the head; ordered earliest first.
+  struct EarlyEntry {
+    clock::Duration::rep deadline;
+    uint64_t ordinal;
+    bool operator>(const EarlyEntry& o) const noexcept { return deadline > o.deadline; }
   };
 
   // The status of a write that may not go ahead, or kPending when it may.
@@ -159,9 +200,17 @@ class ActiveDurabilityMonitor {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   WriteResult writePlainLocked(WriteRequest&& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void commitSatisfiedLocked(ResolvedWrites& resolved) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Drops the oldest write, whose key the caller has erased already.
   void popHeadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Publishes the head's deadline and tells the listener, when it changed.
-  void headChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The earliest heap entry whose write is still tracked (stale ones are
+  // dropped on the way), or null.
+  const EarlyEntry* earlyTopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Answers every unanswered write with deadline < now behind the head.
+  void answerExpiredLocked(clock::TimePoint now, ResolvedWrites& resolved)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Publishes the head's and the next deadline, and tells the listener when
+  // the next one changed (always, with `tell`).
+  void publishLocked(bool tell) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   vbucket::VBucket& vb_;
   const DurabilitySettings& settings_;
@@ -170,15 +219,22 @@ class ActiveDurabilityMonitor {
   std::deque<TrackedWrite> writes_ ABSL_GUARDED_BY(mutex_);
   // Views of writes_[i].prepare->key.
   absl::flat_hash_set<absl::string_view> keys_ ABSL_GUARDED_BY(mutex_);
+  // Min-heap (std::greater) of the writes that may expire behind the head.
+  std::vector<EarlyEntry> early_ ABSL_GUARDED_BY(mutex_);
+  size_t early_live_ ABSL_GUARDED_BY(mutex_) = 0;  // entries whose write is tracked
+  uint64_t next_ordinal_ ABSL_GUARDED_BY(mutex_) = 0;
+  // The latest deadline of the writes added since writes_ was last empty.
+  clock::TimePoint max_deadline_ ABSL_GUARDED_BY(mutex_) = clock::TimePoint::min();
   AckState acks_ ABSL_GUARDED_BY(mutex_);
   // Written under the lock; atomic so that processTimeout() may peek at it
   // before deciding whether to take the lock.
-  std::atomic<HeadDeadlineListener*> listener_{nullptr};
+  std::atomic<DeadlineListener*> listener_{nullptr};
   bool closed_ ABSL_GUARDED_BY(mutex_) = false;
   MonitorCounters counters_ ABSL_GUARDED_BY(mutex_);
 
   std::atomic<bool> has_writes_{false};
   std::atomic<clock::Duration::rep> head_deadline_{clock::kNever.time_since_epoch().count()};
+  std::atomic<clock::Duration::rep> next_deadline_{clock::kNever.time_since_epoch().count()};
 };
 
 }  // namespace syncwrite::durability

@@ -54,7 +54,7 @@ struct BucketDurability::Impl {
   };
 
   Impl(std::string name, config::Configuration& config, vbucket::VBucketMap& map,
-       executor::ExecutorPool& pool, ReplicationTopology topology, clock::ClockRef clock);
+       executor::ExecutorPool& pool, const ReplicationTopology& topology, TimeoutClocks clocks);
 
   void applyModeLocked(TimeoutMode mode) ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
   void startTimerLocked(Vbid vb) ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
@@ -72,7 +72,7 @@ struct BucketDurability::Impl {
   config::Configuration& config;
   vbucket::VBucketMap& map;
   executor::ExecutorPool& pool;
-  const clock::ClockRef clock;
+  const TimeoutClocks clocks;
   const clock::ClockRef visitor_clock;
 
   DurabilitySettings settings;
@@ -98,12 +98,12 @@ struct BucketDurability::Impl {
 
 BucketDurability::Impl::Impl(std::string name_in, config::Configuration& config_in,
                              vbucket::VBucketMap& map_in, executor::ExecutorPool& pool_in,
-                             ReplicationTopology topology_in, clock::ClockRef clock_in)
+                             const ReplicationTopology& topology_in, TimeoutClocks clocks_in)
     : name(std::move(name_in)),
       config(config_in),
       map(map_in),
       pool(pool_in),
-      clock(clock_in),
+      clocks(clocks_in),
       visitor_clock(visitorClockOf(config.get(keys::kDurabilityVisitorClock))),
       timeout_owner(name + ": durability timeouts"),
       completion_owner(name + ": durability completions"),
@@ -127,18 +127,18 @@ void BucketDurability::Impl::startTimerLocked(Vbid vb) {
   ActiveDurabilityMonitor& monitor = *slots[vb].monitor;
   if (timer || shut_down) return;
   if (monitor.vbucket().state() != vbucket::VBucketState::kActive) return;
-  auto task =
-      std::make_shared<VBucketTimeoutTask>(timeout_owner, pool, monitor, clock, task_counters);
+  auto task = std::make_shared<VBucketTimeoutTask>(timeout_owner, pool, monitor, clocks.deadline,
+                                                   task_counters);
   if (pool.schedule(task) == executor::kNoTask) return;
   timer = std::move(task);
-  monitor.setHeadDeadlineListener(timer.get());  // arms it
+  monitor.setDeadlineListener(timer.get());  // arms it
 }
 
 void BucketDurability::Impl::stopTimerLocked(Vbid vb) {
   std::shared_ptr<VBucketTimeoutTask>& timer = timers[vb];
   if (!timer) return;
   // Detached first, under the monitor's lock: no one re-arms it afterwards.
-  slots[vb].monitor->setHeadDeadlineListener(nullptr);
+  slots[vb].monitor->setDeadlineListener(nullptr);
   pool.cancel(timer->id());
   task_counters.rearms.fetch_add(timer->rearms(), std::memory_order_relaxed);
   timer.reset();
@@ -148,7 +148,7 @@ void BucketDurability::Impl::startPollingLocked() {
   if (polling || shut_down) return;
   auto task = std::make_shared<PollingTimeoutTask>(
       timeout_owner, pool, map,
-      [this](Vbid vb) -> ActiveDurabilityMonitor& { return *slots[vb].monitor; }, clock,
+      [this](Vbid vb) -> ActiveDurabilityMonitor& { return *slots[vb].monitor; }, clocks.polling,
       visitor_clock, config.get(keys::kMaxVbucketVisitDuration),
       config.get(keys::kDurabilityTimeoutTaskInterval), task_counters);
   if (pool.schedule(task) == executor::kNoTask) return;  // the first pass starts at once
@@ -224,9 +224,9 @@ void BucketDurability::Impl::defer(ResolvedWrites&& resolved) {
 
 BucketDurability::BucketDurability(std::string name, config::Configuration& bucket_config,
                                    vbucket::VBucketMap& vbuckets, executor::ExecutorPool& pool,
-                                   ReplicationTopology topology, clock::ClockRef clock)
-    : impl_(std::make_unique<Impl>(std::move(name), bucket_config, vbuckets, pool,
-                                   std::move(topology), clock)) {
+                                   const ReplicationTopology& topology, TimeoutClocks clocks)
+    : impl_(std::make_unique<Impl>(std::move(name), bucket_config, vbuckets, pool, topology,
+                                   clocks)) {
   Impl& d = *impl_;
   for (Impl::Slot& slot : d.slots) {
     slot.state_listener = slot.monitor->vbucket().addStateListener(
@@ -266,7 +266,7 @@ WriteResult BucketDurability::write(Vbid vbid, WriteRequest request, Completion 
   if (vbid >= d.slots.size()) return {WriteStatus::kNotActive, 0};
   ResolvedWrites resolved;
   const WriteResult result = d.slots[vbid].monitor->write(std::move(request), std::move(completion),
-                                                          d.clock.now(), resolved);
+                                                          d.clocks.deadline.now(), resolved);
   if (!resolved.empty()) d.defer(std::move(resolved));
   return result;
 }
@@ -316,7 +316,7 @@ void BucketDurability::notifyLocalPersistence(Vbid vbid, Seqno persisted_seqno) 
   resolved.notify();
 }
 
-void BucketDurability::setTopology(ReplicationTopology topology) {
+void BucketDurability::setTopology(const ReplicationTopology& topology) {
   Impl& d = *impl_;
   auto apply = [](Impl::Slot& slot, ReplicationTopology t) {
     ResolvedWrites resolved;
@@ -376,6 +376,8 @@ DurabilityStats BucketDurability::stats() const {
     s.ambiguous_other += c.ambiguous_other;
     s.plain_writes += c.plain_writes;
     s.refused += c.refused;
+    s.answered_behind_head += c.answered_behind_head;
+    s.committed_after_answer += c.committed_after_answer;
   }
   s.timeout_task_runs = d.task_counters.runs.load(std::memory_order_relaxed);
   base::MutexLock lock(d.tasks_mutex);
@@ -404,6 +406,11 @@ clock::TimePoint BucketDurability::armedDeadline(Vbid vbid) const {
 clock::TimePoint BucketDurability::headDeadline(Vbid vbid) const {
   const Impl& d = *impl_;
   return vbid < d.slots.size() ? d.slots[vbid].monitor->headDeadline() : clock::kNever;
+}
+
+clock::TimePoint BucketDurability::nextDeadline(Vbid vbid) const {
+  const Impl& d = *impl_;
+  return vbid < d.slots.size() ? d.slots[vbid].monitor->nextDeadline() : clock::kNever;
 }
 
 size_t BucketDurability::inFlight(Vbid vbid) const {

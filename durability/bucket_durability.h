@@ -22,21 +22,32 @@
 // timeout, min level, max_vbucket_visit_duration) also take effect at once.
 //
 // Memory: on top of the vbucket's own (vbucket_map.h), an idle active vbucket
-// costs 1,514 bytes of requested heap in event-driven mode (1,549,890 for
+// costs 1,554 bytes of requested heap in event-driven mode (1,590,866 for
 // 1024: its monitor, whose empty deque of tracked writes already allocates
-// its map and first block, the topology and acks it keeps, and its sleeping
-// timeout task) and 1,219 in polling mode (1,248,205 for 1024, the one
-// polling task included). g++ 12, libstdc++, x86-64; tests/idle_memory_test.cc
+// its map and first block — the heap of writes that may expire behind the
+// head allocates nothing while empty — the topology and acks it keeps, and
+// its sleeping timeout task) and 1,267 in polling mode (1,297,373 for 1024,
+// the one polling task included). g++ 12, libstdc++, x86-64; tests/idle_memory_test.cc
 // counts it and fails when the figure changes.
 //
 // Vbucket state changes are followed with state listeners: a vbucket that
 // leaves active answers its in-flight writes ambiguous (kLeftActive) and, in
 // event-driven mode, loses its timeout task; one that becomes active gets one.
 //
-// Time: deadlines are read from the injected clock (coarse in the server,
-// manual in tests). Timers sleep in real time for (deadline - clock.now()), so
-// with a manual clock nothing fires by itself: a test advances the clock and
-// calls checkTimeoutsNow().
+// Time (TimeoutClocks): a write's deadline is the `deadline` clock's now()
+// when it is added plus its timeout, and the event-driven timers read the same
+// clock; the polling visitor reads the `polling` clock, which must never run
+// ahead of the `deadline` clock. A deadline stamped with a clock that lags
+// real time (coarse, by a tick or more) would let a write be aborted before
+// its timeout has elapsed in real time; a check on a clock that lags can only
+// be late, never early — by the lag. The server passes the precise clock for
+// both: one read per write, and per vbucket with SyncWrites in a polling
+// pass (a vbucket without any still costs one atomic load and no clock read).
+// docs/benchmarks.md compares stamping with coarse + resolution, and polling
+// checks on the coarse clock.
+// Timers sleep in real time for (deadline - clock.now()), so with a manual
+// clock nothing fires by itself: a test advances the clock and calls
+// checkTimeoutsNow().
 //
 // Thread-safety: every member may be called from any thread. Completions are
 // called as sync_write.h says; a SyncWrite satisfied by the call that added
@@ -53,6 +64,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <absl/status/status.h>
 
@@ -70,17 +82,28 @@ namespace syncwrite::durability {
 // totals since the bucket was created.
 struct DurabilityStats {
   TimeoutMode mode = TimeoutMode::kEventDriven;
-  uint64_t in_flight = 0;          // SyncWrites accepted and not yet resolved
-  uint64_t committed = 0;          // SyncWrites committed
-  uint64_t aborted_timeout = 0;    // answered ambiguous because the deadline passed
-  uint64_t ambiguous_other = 0;    // answered ambiguous for any other reason
-  uint64_t plain_writes = 0;       // writes committed at once
-  uint64_t refused = 0;            // writes refused (any status but kCommitted/kPending)
-  uint64_t timeout_task_runs = 0;  // runs of this bucket's timeout tasks, both modes
-  uint64_t timeout_rearms = 0;     // event-driven: timers re-armed on a head change
-  uint64_t mode_switches = 0;      // changes of durability_timeout_mode applied
-  uint64_t timeout_tasks = 0;      // timeout tasks scheduled now (1 polling; 1 per active vbucket)
-  uint64_t polling_passes = 0;     // completed passes of the polling task (all of them)
+  uint64_t in_flight = 0;        // SyncWrites accepted and not yet resolved
+  uint64_t committed = 0;        // SyncWrites committed
+  uint64_t aborted_timeout = 0;  // aborts queued because the deadline passed
+  uint64_t ambiguous_other = 0;  // answered ambiguous for any other reason
+  // Answered ambiguous at their own deadline while an older write with a
+  // later deadline headed the vbucket; their prepares commit or abort later,
+  // in order (counted in committed / aborted_timeout then, not answered).
+  uint64_t answered_behind_head = 0;
+  uint64_t committed_after_answer = 0;  // of those, committed later
+  uint64_t plain_writes = 0;            // writes committed at once
+  uint64_t refused = 0;                 // writes refused (any status but kCommitted/kPending)
+  uint64_t timeout_task_runs = 0;       // runs of this bucket's timeout tasks, both modes
+  uint64_t timeout_rearms = 0;          // event-driven: timers re-armed on a head change
+  uint64_t mode_switches = 0;           // changes of durability_timeout_mode applied
+  uint64_t timeout_tasks = 0;   // timeout tasks scheduled now (1 polling; 1 per active vbucket)
+  uint64_t polling_passes = 0;  // completed passes of the polling task (all of them)
+};
+
+// See "Time" above.
+struct TimeoutClocks {
+  clock::ClockRef deadline;  // stamps deadlines; read by the event-driven timers
+  clock::ClockRef polling;   // read by the polling visitor; never ahead of `deadline`
 };
 
 class BucketDurability {
@@ -91,7 +114,13 @@ class BucketDurability {
   // node is this node. Starts the timeout mechanism of the configured mode.
   BucketDurability(std::string name, config::Configuration& bucket_config,
                    vbucket::VBucketMap& vbuckets, executor::ExecutorPool& pool,
-                   ReplicationTopology topology, clock::ClockRef clock);
+                   const ReplicationTopology& topology, TimeoutClocks clocks);
+  // One clock for both (tests, benchmarks).
+  BucketDurability(std::string name, config::Configuration& bucket_config,
+                   vbucket::VBucketMap& vbuckets, executor::ExecutorPool& pool,
+                   const ReplicationTopology& topology, clock::ClockRef clock)
+      : BucketDurability(std::move(name), bucket_config, vbuckets, pool, topology,
+                         TimeoutClocks{clock, clock}) {}
   ~BucketDurability();
   BucketDurability(const BucketDurability&) = delete;
   BucketDurability& operator=(const BucketDurability&) = delete;
@@ -129,7 +158,7 @@ class BucketDurability {
   // writes the new topology satisfies commit. Writes already accepted stay
   // tracked even if the new topology makes durability impossible; they will
   // time out.
-  void setTopology(ReplicationTopology topology);
+  void setTopology(const ReplicationTopology& topology);
   ReplicationTopology topology() const;
 
   // Empties the bucket, as memcached's FLUSH: answers every SyncWrite in
@@ -159,6 +188,9 @@ class BucketDurability {
   clock::TimePoint armedDeadline(Vbid vbid) const;
   // The oldest in-flight write's deadline of `vbid` (kNever when none).
   clock::TimePoint headDeadline(Vbid vbid) const;
+  // The earliest deadline of `vbid` whose client is still waiting, the head's
+  // or one behind it (kNever when none): what the timer is armed for.
+  clock::TimePoint nextDeadline(Vbid vbid) const;
   // SyncWrites in flight in `vbid`.
   size_t inFlight(Vbid vbid) const;
   // The polling task's interval, or Duration::max() when not polling.

@@ -3,19 +3,9 @@
 #include <algorithm>
 #include <string>
 
-#include "clock/coarse_clock.h"
+#include "clock/precise_clock.h"
 
 namespace syncwrite::durability {
-
-namespace {
-
-// clock_getres() once per process, not once per task.
-clock::Duration coarseTick() {
-  static const clock::Duration tick = clock::CoarseClock::resolution();
-  return tick;
-}
-
-}  // namespace
 
 VBucketTimeoutTask::VBucketTimeoutTask(executor::Taskable& owner, executor::ExecutorPool& pool,
                                        ActiveDurabilityMonitor& monitor, clock::ClockRef clock,
@@ -26,13 +16,12 @@ VBucketTimeoutTask::VBucketTimeoutTask(executor::Taskable& owner, executor::Exec
       monitor_(monitor),
       clock_(clock),
       counters_(counters),
-      armed_(clock::kNever.time_since_epoch().count()),
-      coarse_tick_(coarseTick()) {}
+      armed_(clock::kNever.time_since_epoch().count()) {}
 
 bool VBucketTimeoutTask::run() {
   if (taskable().isShutdown()) return false;
   ResolvedWrites resolved;
-  // Re-arms this task (headDeadlineChanged) under the monitor's lock. The
+  // Re-arms this task (nextDeadlineChanged) under the monitor's lock. The
   // pool reads the wake time after run() returns, so a re-arm by a writer
   // during this run is not lost either.
   monitor_.processTimeout(clock_.now(), resolved);
@@ -43,10 +32,10 @@ bool VBucketTimeoutTask::run() {
   return true;
 }
 
-void VBucketTimeoutTask::headDeadlineChanged(clock::TimePoint head_deadline) {
+void VBucketTimeoutTask::nextDeadlineChanged(clock::TimePoint next_deadline) {
   // Every caller holds the monitor's lock, so a load and a store suffice (no
   // read-modify-write on the write path).
-  const clock::Duration::rep deadline = head_deadline.time_since_epoch().count();
+  const clock::Duration::rep deadline = next_deadline.time_since_epoch().count();
   if (armed_.load(std::memory_order_relaxed) != deadline) {
     armed_.store(deadline, std::memory_order_release);
     rearms_.store(rearms_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -58,27 +47,24 @@ void VBucketTimeoutTask::headDeadlineChanged(clock::TimePoint head_deadline) {
   // deadline (the head committed, or kNever) is a store of the wake time: the
   // pool's timer fires at the earlier time, sees the later one and sleeps
   // again. Only an earlier one re-arms the timer.
-  if (head_deadline == clock::kNever) {
+  if (next_deadline == clock::kNever) {
     pool_.snooze(*this, clock::Duration::max());
     return;
   }
+  if (clock_.onSteadyTimeline() && next_deadline >= clock::PreciseClock::now()) {
+    // Ahead in real time: due the instant real time passes it. 1 ns later,
+    // so that a precise read when it fires is strictly past the deadline.
+    pool_.snoozeUntil(*this, next_deadline + clock::Duration(1));
+    return;
+  }
   const clock::TimePoint now = clock_.now();
-  if (head_deadline < now) {
+  if (next_deadline < now) {
     pool_.snooze(*this, clock::Duration::zero());  // expired already: run now
     return;
   }
-  const clock::Duration remaining = head_deadline - now;
-  if (clock_.onSteadyTimeline() && remaining >= kAbsoluteArmMargin) {
-    // Far enough ahead to be in the future of real time too, however stale
-    // the coarse reading: the deadline is a time on the pool's timeline, and
-    // needs no second clock read. Plus a coarse tick, so that the clock has
-    // usually moved past it when the task runs.
-    pool_.snoozeUntil(*this, head_deadline + coarse_tick_);
-  } else {
-    // Close, or woken before the clock moved past it: relative to real now,
-    // and at least kMinSleep (see the header).
-    pool_.snooze(*this, std::max(remaining, kMinSleep));
-  }
+  // Due in real time but not yet by a lagging clock, or a clock off the
+  // steady timeline: relative to real now, and at least kMinSleep.
+  pool_.snooze(*this, std::max(next_deadline - now, kMinSleep));
 }
 
 }  // namespace syncwrite::durability

@@ -8,9 +8,10 @@
 #include <absl/strings/str_join.h>
 
 #include "clock/clock_ref.h"
-#include "clock/coarse_clock.h"
+#include "clock/precise_clock.h"
 #include "server/log.h"
 #include "server/sasl/crypto.h"
+#include "server/replica_faults.h"
 
 namespace syncwrite::server {
 
@@ -25,18 +26,24 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
         absl::StrCat("buckets.", spec.name, ": ", topology.status().message()));
   }
   std::vector<SimulatedReplicaSpec> simulated = std::move(spec.simulated);
-  std::unique_ptr<Bucket> bucket(new Bucket(std::move(spec), pool, std::move(*topology)));
+  std::unique_ptr<Bucket> bucket(new Bucket(std::move(spec), pool, *topology));
 
   Bucket* self = bucket.get();
   std::vector<std::string> simulated_names;
   for (const SimulatedReplicaSpec& replica : simulated) {
     bucket->replicas_.push_back(std::make_unique<SimulatedReplica>(
-        replica.name, replica.ack_delay, io,
+        replica.name, replica.ack_delay, replica.ack_jitter, io,
         [self](vbucket::Vbid vbid, const std::string& node, vbucket::Seqno seqno) {
           self->durability_->seqnoAcknowledged(vbid, node, seqno);
         }));
-    simulated_names.push_back(absl::StrCat(replica.name, " (", replica.ack_delay.count(), " ms)"));
+    simulated_names.push_back(
+        absl::StrCat(replica.name, " (", replica.ack_delay.count(), " ms",
+                     replica.ack_jitter.count() > 0
+                         ? absl::StrCat(" + 0..", replica.ack_jitter.count(), " ms jitter")
+                         : "",
+                     ")"));
   }
+  bucket->watchFaultKeys();
 
   const std::string& name = bucket->name_;
   bucket->mode_listener_ = bucket->config_->addListener(
@@ -63,14 +70,18 @@ std::string randomHex(size_t bytes) { return absl::BytesToHexString(sasl::random
 }  // namespace
 
 Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
-               durability::ReplicationTopology topology)
+               const durability::ReplicationTopology& topology)
     : name_(std::move(spec.name)),
       uuid_(randomHex(16)),
       config_(std::move(spec.config)),
       vbuckets_(*config_, vbucket::VBucketState::kActive),
       durability_(std::make_unique<durability::BucketDurability>(
-          name_, *config_, vbuckets_, pool, std::move(topology),
-          clock::ClockRef::of<clock::CoarseClock>())) {
+          name_, *config_, vbuckets_, pool, topology,
+          // The precise clock for deadlines and for both modes' checks
+          // (bucket_durability.h, "Time"; the polling visitor still paces
+          // itself with durability_visitor_clock, coarse by default).
+          durability::TimeoutClocks{clock::ClockRef::of<clock::PreciseClock>(),
+                                    clock::ClockRef::of<clock::PreciseClock>()})) {
   const std::string bytes = sasl::randomBytes(sizeof(uint64_t) * vbuckets_.size());
   vbucket_uuids_.resize(vbuckets_.size());
   std::memcpy(vbucket_uuids_.data(), bytes.data(), bytes.size());
@@ -78,6 +89,7 @@ Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
 
 Bucket::~Bucket() {
   if (mode_listener_ != 0) config_->removeListener(mode_listener_);
+  for (config::Configuration::ListenerId id : fault_listeners_) config_->removeListener(id);
   // Members go in reverse order: the replicas (stopped by shutdown()), then
   // the durability layer (which stops its tasks), then the vbuckets and config.
 }
@@ -92,6 +104,69 @@ durability::WriteResult Bucket::write(vbucket::Vbid vbid, durability::WriteReque
     for (const auto& replica : replicas_) replica->onPrepare(vbid, result.seqno);
   }
   return result;
+}
+
+std::vector<std::string> Bucket::simulatedNames() const {
+  std::vector<std::string> names;
+  for (const auto& replica : replicas_) names.push_back(replica->name());
+  return names;
+}
+
+SimulatedReplica* Bucket::simulatedReplica(std::string_view name) const {
+  for (const auto& replica : replicas_) {
+    if (replica->name() == name) return replica.get();
+  }
+  return nullptr;
+}
+
+void Bucket::watchFaultKeys() {
+  namespace keys = config::keys;
+  const std::vector<std::string> names = simulatedNames();
+  // A value is checked before it is stored, and applied after; the config
+  // file's value (applied below) was checked by nobody yet: an error there
+  // is logged and ignored, as the server has started by then.
+  auto millis = [this, names](std::string_view key, const std::string& text,
+                              void (SimulatedReplica::*set)(std::chrono::milliseconds)) {
+    auto parsed = parsePerReplicaMillis(key, text, names);
+    if (!parsed.ok())
+      return logLine(absl::StrCat("bucket \"", name_, "\": ", parsed.status().message()));
+    for (const auto& [replica, ms] : *parsed) (simulatedReplica(replica)->*set)(ms);
+    if (!parsed->empty())
+      logLine(absl::StrCat("bucket \"", name_, "\": ", std::string(key), " = \"", text, "\""));
+  };
+  auto paused = [this, names](const std::string& text) {
+    auto parsed = parsePausedReplicas(text, names);
+    if (!parsed.ok())
+      return logLine(absl::StrCat("bucket \"", name_, "\": ", parsed.status().message()));
+    for (const auto& replica : replicas_) replica->setPaused(parsed->contains(replica->name()));
+    logLine(absl::StrCat("bucket \"", name_, "\": simulated_replicas_paused = \"", text, "\""));
+  };
+  config::Configuration& c = *config_;
+  fault_listeners_.push_back(
+      c.addValidator(keys::kSimulatedReplicaAckDelayMs, [names](const std::string& v) {
+        return parsePerReplicaMillis("simulated_replica_ack_delay_ms", v, names).status();
+      }));
+  fault_listeners_.push_back(
+      c.addValidator(keys::kSimulatedReplicaAckJitterMs, [names](const std::string& v) {
+        return parsePerReplicaMillis("simulated_replica_ack_jitter_ms", v, names).status();
+      }));
+  fault_listeners_.push_back(c.addValidator(
+      keys::kSimulatedReplicasPaused,
+      [names](const std::string& v) { return parsePausedReplicas(v, names).status(); }));
+  fault_listeners_.push_back(
+      c.addListener(keys::kSimulatedReplicaAckDelayMs, [millis](const std::string& v) {
+        millis("simulated_replica_ack_delay_ms", v, &SimulatedReplica::setAckDelay);
+      }));
+  fault_listeners_.push_back(
+      c.addListener(keys::kSimulatedReplicaAckJitterMs, [millis](const std::string& v) {
+        millis("simulated_replica_ack_jitter_ms", v, &SimulatedReplica::setAckJitter);
+      }));
+  fault_listeners_.push_back(c.addListener(keys::kSimulatedReplicasPaused, paused));
+  millis("simulated_replica_ack_delay_ms", c.get(keys::kSimulatedReplicaAckDelayMs),
+         &SimulatedReplica::setAckDelay);
+  millis("simulated_replica_ack_jitter_ms", c.get(keys::kSimulatedReplicaAckJitterMs),
+         &SimulatedReplica::setAckJitter);
+  if (!c.get(keys::kSimulatedReplicasPaused).empty()) paused(c.get(keys::kSimulatedReplicasPaused));
 }
 
 void Bucket::shutdown(durability::AmbiguousReason reason) {

@@ -3,9 +3,12 @@
 //
 // Built from a BucketSpec (server_config.h): a VBucketMap of max_vbuckets
 // vbuckets, all active; a BucketDurability over them whose topology is one
-// chain [node_name, replicas...], reading the coarse clock; and one
+// chain [node_name, replicas...], stamping and checking deadlines with the
+// precise clock; and one
 // SimulatedReplica per simulated replica, acknowledging on the server's
-// io_context.
+// io_context. The fault-injection keys (replica_faults.h) are checked by
+// validators against the simulated replicas' names and applied to them by
+// listeners, at creation and at every change.
 //
 // Local persistence: the server keeps nothing on disk, so the active counts a
 // prepare as persisted as soon as it is queued — write() reports it to the
@@ -23,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <absl/status/statusor.h>
@@ -86,8 +90,16 @@ class Bucket {
   // writes and stops the simulated replicas. Idempotent.
   void shutdown(durability::AmbiguousReason reason);
 
+  // The simulated replica called `name`, or null. For tests.
+  SimulatedReplica* simulatedReplica(std::string_view name) const;
+
  private:
-  Bucket(BucketSpec spec, executor::ExecutorPool& pool, durability::ReplicationTopology topology);
+  Bucket(BucketSpec spec, executor::ExecutorPool& pool,
+         const durability::ReplicationTopology& topology);
+  // Registers the fault keys' validators and listeners, and applies their
+  // current values. Logs what it applied.
+  void watchFaultKeys();
+  std::vector<std::string> simulatedNames() const;
 
   const std::string name_;
   const std::string uuid_;
@@ -98,6 +110,7 @@ class Bucket {
   std::unique_ptr<durability::BucketDurability> durability_;
   std::vector<std::unique_ptr<SimulatedReplica>> replicas_;
   config::Configuration::ListenerId mode_listener_ = 0;
+  std::vector<config::Configuration::ListenerId> fault_listeners_;
 };
 
 }  // namespace syncwrite::server

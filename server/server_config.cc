@@ -5,6 +5,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "config/read_file.h"
+#include "server/replica_faults.h"
 
 namespace syncwrite::server {
 
@@ -21,7 +22,6 @@ const std::string_view kDefaultConfigJson = R"({
 namespace {
 
 constexpr size_t kMaxReplicas = 3;
-constexpr uint64_t kMaxAckDelayMs = 60000;
 constexpr size_t kMaxBucketNameLength = 100;
 
 absl::Status invalid(std::string_view where, std::string_view what) {
@@ -93,16 +93,18 @@ absl::StatusOr<std::vector<SimulatedReplicaSpec>> parseSimulated(
       return invalid(at, "not listed in \"replicas\"");
     }
     if (!settings.is_object()) return invalid(at, "must be an object like {\"ack_delay_ms\": 1}");
-    SimulatedReplicaSpec spec{name, std::chrono::milliseconds(0)};
+    SimulatedReplicaSpec spec{name, std::chrono::milliseconds(0), std::chrono::milliseconds(0)};
     for (const auto& [key, v] : settings.items()) {
-      if (key != "ack_delay_ms") {
-        return invalid(at, absl::StrCat("unknown key '", key, "' (expected ack_delay_ms)"));
+      if (key != "ack_delay_ms" && key != "ack_jitter_ms") {
+        return invalid(
+            at, absl::StrCat("unknown key '", key, "' (expected ack_delay_ms or ack_jitter_ms)"));
       }
       if (!v.is_number_unsigned() || v.get<uint64_t>() > kMaxAckDelayMs) {
-        return invalid(at, absl::StrCat("ack_delay_ms ", v.dump(),
-                                        " is not an unsigned integer in 0..", kMaxAckDelayMs));
+        return invalid(at, absl::StrCat(key, " ", v.dump(), " is not an unsigned integer in 0..",
+                                        kMaxAckDelayMs));
       }
-      spec.ack_delay = std::chrono::milliseconds(v.get<uint64_t>());
+      (key == "ack_delay_ms" ? spec.ack_delay : spec.ack_jitter) =
+          std::chrono::milliseconds(v.get<uint64_t>());
     }
     simulated.push_back(std::move(spec));
   }

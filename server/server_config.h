@@ -15,7 +15,9 @@
 //    topology JSON spells it so), which counts in the majority but can never
 //    acknowledge, so a SyncWrite needing it is refused DurabilityImpossible;
 //  - "simulated_replicas": those of them the server acknowledges for itself,
-//    each ack_delay_ms (0..60000) after a prepare. A replica listed but not
+//    each ack_delay_ms (0..60000) after a prepare, plus a random 0..
+//    ack_jitter_ms (0..60000, default 0) that never reorders one replica's
+//    acks; both can be changed at run time (replica_faults.h). A replica listed but not
 //    simulated must acknowledge over DCP; one that never does makes every
 //    SyncWrite time out.
 // A third structural entry at the top level, "users", names the users
@@ -50,6 +52,7 @@ namespace syncwrite::server {
 struct SimulatedReplicaSpec {
   std::string name;
   std::chrono::milliseconds ack_delay{0};
+  std::chrono::milliseconds ack_jitter{0};  // each ack a further random 0..this later
 };
 
 struct BucketSpec {

@@ -9,20 +9,66 @@
 namespace syncwrite::server {
 
 SimulatedReplica::SimulatedReplica(std::string name, std::chrono::milliseconds ack_delay,
+                                   std::chrono::milliseconds ack_jitter,
                                    boost::asio::io_context& io, Acknowledge acknowledge)
     : name_(std::move(name)),
-      ack_delay_(ack_delay),
+      ack_delay_ms_(ack_delay.count()),
+      ack_jitter_ms_(ack_jitter.count()),
       acknowledge_(std::move(acknowledge)),
       strand_(boost::asio::make_strand(io)),
-      timer_(strand_) {}
+      timer_(strand_),
+      rng_(static_cast<std::minstd_rand::result_type>(std::hash<std::string>{}(name_))) {}
 
 void SimulatedReplica::onPrepare(vbucket::Vbid vbid, vbucket::Seqno seqno) {
-  const auto due = std::chrono::steady_clock::now() + ack_delay_;
-  boost::asio::post(strand_, [this, due, vbid, seqno] {
+  const auto received = std::chrono::steady_clock::now();
+  const int64_t jitter_ms = ack_jitter_ms_.load(std::memory_order_relaxed);
+  boost::asio::post(strand_, [this, received, jitter_ms, vbid, seqno] {
     if (stopped_) return;
-    pending_.push_back(Pending{due, vbid, seqno});
-    if (!armed_) armForHead();
+    std::chrono::microseconds jitter{0};
+    if (jitter_ms > 0) {
+      // Uniform in 0..jitter, to the microsecond.
+      jitter = std::chrono::microseconds(rng_() % static_cast<uint64_t>(jitter_ms * 1000 + 1));
+    }
+    // Never before the entry ahead of it: one replica's acks stay in order.
+    const auto due = std::max(received + ackDelay() + jitter, last_due_);
+    last_due_ = due;
+    pending_.push_back(Pending{received, jitter, due, vbid, seqno});
+    if (!armed_ && !paused_) armForHead();
   });
+}
+
+void SimulatedReplica::setAckDelay(std::chrono::milliseconds delay) {
+  ack_delay_ms_.store(delay.count(), std::memory_order_relaxed);
+  boost::asio::post(strand_, [this, delay] { redue(delay); });
+}
+
+void SimulatedReplica::redue(std::chrono::milliseconds delay) {
+  if (stopped_) return;
+  std::chrono::steady_clock::time_point last{};
+  for (Pending& p : pending_) {
+    p.due = std::max(p.received + delay + p.jitter, last);
+    last = p.due;
+  }
+  last_due_ = last;
+  // Re-armed for the new head due time (expires_at cancels the old wait).
+  if (!paused_ && !pending_.empty()) armForHead();
+}
+
+void SimulatedReplica::setAckJitter(std::chrono::milliseconds jitter) noexcept {
+  ack_jitter_ms_.store(jitter.count(), std::memory_order_relaxed);
+}
+
+void SimulatedReplica::setPaused(bool paused) {
+  boost::asio::post(strand_, [this, paused] {
+    paused_ = paused;
+    // Paused: a timer already armed fires and finds it paused. Resumed: armed
+    // for what it holds.
+    if (!paused_ && !stopped_ && !armed_ && !pending_.empty()) armForHead();
+  });
+}
+
+void SimulatedReplica::countPending(std::function<void(size_t)> fn) {
+  boost::asio::post(strand_, [this, fn = std::move(fn)] { fn(pending_.size()); });
 }
 
 void SimulatedReplica::stop() {
@@ -36,12 +82,16 @@ void SimulatedReplica::stop() {
 void SimulatedReplica::armForHead() {
   armed_ = true;
   timer_.expires_at(pending_.front().due);
-  timer_.async_wait([this](const boost::system::error_code&) { onTimer(); });
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    // Cancelled by a re-arm (which waits again) or by stop(): nothing to do.
+    if (ec == boost::asio::error::operation_aborted) return;
+    onTimer();
+  });
 }
 
 void SimulatedReplica::onTimer() {
   armed_ = false;
-  if (stopped_) return;
+  if (stopped_ || paused_) return;  // held; setPaused(false) re-arms
   // Collect every due entry, one (highest) seqno per vbucket: acks are cumulative.
   const auto now = std::chrono::steady_clock::now();
   absl::flat_hash_map<vbucket::Vbid, vbucket::Seqno> acks;

@@ -2,30 +2,40 @@
 //
 // A bucket whose config lists a replica under "simulated_replicas" gets one of
 // these per such replica. For each SyncWrite the bucket accepts it is told the
-// prepare (onPrepare), and `ack_delay` later it acknowledges that prepare's
-// seqno to the bucket's durability layer, as a real replica would with
-// DCP_SEQNO_ACKNOWLEDGED once it had received the prepare.
+// prepare (onPrepare), and `ack_delay` (plus a random 0..`ack_jitter`) later it
+// acknowledges that prepare's seqno to the bucket's durability layer, as a
+// real replica would with DCP_SEQNO_ACKNOWLEDGED once it had received the
+// prepare.
 //
-// One steady_timer per replica, not per write: the delay is the same for
-// every prepare, so due times arrive in order and a FIFO of (due, vbid,
-// seqno) with the timer armed for its head is enough. (Two threads' calls
-// can reach the strand in the other order than they read the clock; the
-// entry behind is then acknowledged that much late, never early.) When the timer fires it
-// acknowledges every entry that is due, keeping only the highest seqno per
-// vbucket (acks are cumulative, so this loses nothing). The FIFO and the
-// timer live on a strand of the server's io_context, so the acks run on the
-// I/O threads; a commit's completion then only posts to its connection.
+// Faults a test can steer at run time (replica_faults.h): the delay may change
+// (for the acks it holds too: each is then due the new delay after its
+// prepare was received, so healing a slow replica releases what it held), the
+// jitter may change (for the prepares that follow), and the replica may be
+// paused — it keeps receiving prepares and holds their acks — and resumed, when
+// it acknowledges what it holds, in order, as each ack falls due.
 //
-// Thread-safety: onPrepare() and stop() may be called from any thread.
+// One steady_timer per replica, not per write: due times are kept in
+// non-decreasing order (a due time earlier than the last one queued, after the
+// delay shrank or from the jitter, is raised to it), so a FIFO of (due, vbid,
+// seqno) with the timer armed for its head is enough, and one replica's acks
+// are never reordered. When the timer fires it acknowledges every entry that
+// is due, keeping only the highest seqno per vbucket (acks are cumulative, so
+// this loses nothing). The FIFO and the timer live on a strand of the
+// server's io_context, so the acks run on the I/O threads; a commit's
+// completion then only posts to its connection.
+//
+// Thread-safety: every member may be called from any thread.
 // Lifetime: the acknowledger and the io_context must outlive this object;
 // stop() must have been called and the io_context must have stopped running
 // before it is destroyed (handlers capture `this`).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <random>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
@@ -43,39 +53,67 @@ class SimulatedReplica {
   using Acknowledge = std::function<void(vbucket::Vbid, const std::string&, vbucket::Seqno)>;
 
   SimulatedReplica(std::string name, std::chrono::milliseconds ack_delay,
-                   boost::asio::io_context& io, Acknowledge acknowledge);
+                   std::chrono::milliseconds ack_jitter, boost::asio::io_context& io,
+                   Acknowledge acknowledge);
   SimulatedReplica(const SimulatedReplica&) = delete;
   SimulatedReplica& operator=(const SimulatedReplica&) = delete;
 
   const std::string& name() const noexcept { return name_; }
-  std::chrono::milliseconds ackDelay() const noexcept { return ack_delay_; }
+  std::chrono::milliseconds ackDelay() const noexcept {
+    return std::chrono::milliseconds(ack_delay_ms_.load(std::memory_order_relaxed));
+  }
+  std::chrono::milliseconds ackJitter() const noexcept {
+    return std::chrono::milliseconds(ack_jitter_ms_.load(std::memory_order_relaxed));
+  }
 
-  // The bucket queued prepare `seqno` in `vbid`: acknowledge it ack_delay from
-  // now. Asynchronous (a post to the strand); never blocks.
+  // The bucket queued prepare `seqno` in `vbid`: acknowledge it ack_delay
+  // (+ jitter) from now, or later if paused. Asynchronous (a post to the
+  // strand); never blocks.
   void onPrepare(vbucket::Vbid vbid, vbucket::Seqno seqno);
+
+  // The delay from each prepare's arrival to its ack, for the acks held too.
+  // Asynchronous.
+  void setAckDelay(std::chrono::milliseconds delay);
+  // For the prepares that follow.
+  void setAckJitter(std::chrono::milliseconds jitter) noexcept;
+
+  // Paused: holds every ack. Resumed: acknowledges what it holds as each ack
+  // falls due (at once, for those already due), in order. Asynchronous.
+  void setPaused(bool paused);
+
+  // Calls `fn` with the number of acks held (queued, not yet sent) on the
+  // strand, after every call made before this one has taken effect. For tests.
+  void countPending(std::function<void(size_t)> fn);
 
   // Drops what is pending and acknowledges nothing more. Asynchronous.
   void stop();
 
  private:
   struct Pending {
-    std::chrono::steady_clock::time_point due;
+    std::chrono::steady_clock::time_point received;
+    std::chrono::microseconds jitter;
+    std::chrono::steady_clock::time_point due;  // received + delay + jitter, or the one ahead's
     vbucket::Vbid vbid;
     vbucket::Seqno seqno;
   };
 
-  void armForHead();  // on the strand
-  void onTimer();     // on the strand
+  void armForHead();                            // on the strand
+  void onTimer();                               // on the strand
+  void redue(std::chrono::milliseconds delay);  // on the strand
 
   const std::string name_;
-  const std::chrono::milliseconds ack_delay_;
+  std::atomic<int64_t> ack_delay_ms_;
+  std::atomic<int64_t> ack_jitter_ms_;
   const Acknowledge acknowledge_;
   boost::asio::strand<boost::asio::io_context::executor_type> strand_;
   boost::asio::steady_timer timer_;  // used on the strand only
 
   // On the strand only.
   std::deque<Pending> pending_;
+  std::chrono::steady_clock::time_point last_due_{};
+  std::minstd_rand rng_;
   bool armed_ = false;
+  bool paused_ = false;
   bool stopped_ = false;
 };
 

@@ -282,6 +282,24 @@ TEST(ConfigurationListeners, NotCalledForRefusedOrUnchangedValuesOrOtherKeys) {
   EXPECT_TRUE(c.set(k::kDurabilityTimeoutTaskInterval, milliseconds(10)).ok());
 }
 
+TEST(ConfigurationValidators, ARefusalIsReturnedAndChangesNothing) {
+  Configuration c(Scope::kBucket);
+  int calls = 0;
+  c.addListener(k::kSimulatedReplicasPaused, [&](const std::string&) { ++calls; });
+  const auto id = c.addValidator(k::kSimulatedReplicasPaused, [](const std::string& v) {
+    return v == "nobody" ? absl::InvalidArgumentError("no replica 'nobody'") : absl::OkStatus();
+  });
+  const absl::Status refused = c.setFromText("simulated_replicas_paused", "nobody");
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.message(), "no replica 'nobody'");
+  EXPECT_EQ(c.get(k::kSimulatedReplicasPaused), "");
+  EXPECT_EQ(calls, 0);
+  EXPECT_TRUE(c.setFromText("simulated_replicas_paused", "replica1").ok());
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(c.removeListener(id)) << "validators are removed like listeners";
+  EXPECT_TRUE(c.setFromText("simulated_replicas_paused", "nobody").ok());
+}
+
 TEST(ConfigurationListeners, RemovedListenerIsNotCalled) {
   Configuration c(Scope::kBucket);
   int calls = 0;

@@ -156,16 +156,24 @@ TEST_F(MonitorTest, TimeoutAbortsOnlyOnceTheDeadlineIsStrictlyPast) {
   EXPECT_EQ(vb_.hashTable().find("k"), nullptr);
 }
 
+// Aborts in seqno order: a write expired behind an unexpired one is answered
+// at its deadline (durability_behind_head_test.cc), but its abort waits.
 TEST_F(MonitorTest, TimeoutAbortsTheExpiredPrefixOnly) {
   write("long", Level::kMajority, *Timeout::fromMillis(300));
   write("short", Level::kMajority, *Timeout::fromMillis(50));
   write("mid", Level::kMajority, *Timeout::fromMillis(200));
   clock_.advance(100ms);
   timeouts();
-  EXPECT_EQ(recorder_.size(), 0u) << "an expired write behind an unexpired one waits";
+  EXPECT_EQ(resolvedTags(), std::vector<std::string>{"short"}) << "answered at its deadline";
+  EXPECT_EQ(monitor_.numTracked(), 3u) << "but still tracked: its abort waits";
   clock_.advance(201ms);  // 301 ms: "long" expired, and with it the prefix behind it
   timeouts();
-  EXPECT_EQ(resolvedTags(), (std::vector<std::string>{"long", "short", "mid"}));
+  EXPECT_EQ(resolvedTags(), (std::vector<std::string>{"short", "long", "mid"}));
+  const auto ops = testing::queuedOps(vb_.checkpointManager());
+  ASSERT_EQ(ops.size(), 6u);
+  EXPECT_EQ(ops[3], std::make_pair(QueueOp::kAbort, std::string("long")));
+  EXPECT_EQ(ops[4], std::make_pair(QueueOp::kAbort, std::string("short")));
+  EXPECT_EQ(ops[5], std::make_pair(QueueOp::kAbort, std::string("mid")));
 }
 
 TEST_F(MonitorTest, TimeoutStopsAtTheFirstUnexpiredWrite) {
@@ -174,9 +182,10 @@ TEST_F(MonitorTest, TimeoutStopsAtTheFirstUnexpiredWrite) {
   write("c", Level::kMajority, *Timeout::fromMillis(10));
   clock_.advance(20ms);
   timeouts();
-  EXPECT_EQ(resolvedTags(), std::vector<std::string>{"a"});
-  EXPECT_EQ(monitor_.numTracked(), 2u);
+  EXPECT_EQ(resolvedTags(), (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(monitor_.numTracked(), 2u) << "c, answered, stays behind b";
   EXPECT_EQ(monitor_.headDeadline(), clock_.now() - 20ms + 1000ms);
+  EXPECT_EQ(monitor_.nextDeadline(), monitor_.headDeadline()) << "c needs no timer any more";
 }
 
 TEST_F(MonitorTest, BucketDefaultTimeoutIsReadWhenTheWriteIsAdded) {
@@ -285,35 +294,42 @@ TEST_F(MonitorTest, CountersFollowTheWrites) {
 }
 
 // A listener that records what it is told.
-class RecordingListener final : public HeadDeadlineListener {
+class RecordingListener final : public DeadlineListener {
  public:
-  void headDeadlineChanged(clock::TimePoint d) override { told.push_back(d); }
+  void nextDeadlineChanged(clock::TimePoint d) override { told.push_back(d); }
   std::vector<clock::TimePoint> told;
 };
 
-TEST_F(MonitorTest, TheListenerIsToldOfEveryHeadChange) {
+TEST_F(MonitorTest, TheListenerIsToldOfEveryNextDeadlineChange) {
   RecordingListener listener;
-  monitor_.setHeadDeadlineListener(&listener);
+  monitor_.setDeadlineListener(&listener);
   ASSERT_EQ(listener.told.size(), 1u);
-  EXPECT_EQ(listener.told[0], clock::kNever) << "told the current head on attach";
+  EXPECT_EQ(listener.told[0], clock::kNever) << "told the current one on attach";
 
   const auto t0 = clock_.now();
   write("a", Level::kMajority, *Timeout::fromMillis(100));
-  write("b", Level::kMajority, *Timeout::fromMillis(50));  // not the head: not told
   ASSERT_EQ(listener.told.size(), 2u);
   EXPECT_EQ(listener.told[1], t0 + 100ms);
-  ack(1);
+  write("b", Level::kMajority, *Timeout::fromMillis(50));  // earlier, behind the head
   ASSERT_EQ(listener.told.size(), 3u);
   EXPECT_EQ(listener.told[2], t0 + 50ms);
+  write("c", Level::kMajority, *Timeout::fromMillis(200));  // later: not told
+  EXPECT_EQ(listener.told.size(), 3u);
+  ack(1);  // "a" commits; the next deadline is still b's
+  EXPECT_EQ(listener.told.size(), 3u);
+  EXPECT_EQ(monitor_.nextDeadline(), t0 + 50ms);
   timeouts();  // nothing expired: told again, to sleep again
   EXPECT_EQ(listener.told.size(), 4u);
   clock_.advance(60ms);
   timeouts();
+  EXPECT_EQ(listener.told.back(), t0 + 200ms);
+  clock_.advance(200ms);
+  timeouts();
   EXPECT_EQ(listener.told.back(), clock::kNever);
 
-  monitor_.setHeadDeadlineListener(nullptr);
+  monitor_.setDeadlineListener(nullptr);
   const size_t before = listener.told.size();
-  write("c");
+  write("d");
   EXPECT_EQ(listener.told.size(), before) << "a detached listener is not told";
 }
 

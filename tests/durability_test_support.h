@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "clock/manual_clock.h"
 #include "durability/sync_write.h"
 #include "durability/topology.h"
 #include "vbucket/checkpoint_manager.h"
@@ -23,8 +24,8 @@ namespace syncwrite::durability::testing {
 // into it. Waiting is for events, with a hang guard — never for time to pass.
 class Recorder {
  public:
-  Completion completion(std::string tag = "") {
-    return [this, tag = std::move(tag)](const Resolution& r) {
+  Completion completion(const std::string& tag = "") {
+    return [this, tag](const Resolution& r) {
       std::lock_guard lock(mutex_);
       entries_.push_back({tag, r, std::this_thread::get_id()});
       cv_.notify_all();
@@ -66,6 +67,23 @@ inline bool eventually(const std::function<bool()>& done,
   }
   return true;
 }
+
+// A coarse view of a manual clock, as CLOCK_MONOTONIC_COARSE is of
+// CLOCK_MONOTONIC: readings step by `resolution` and lag the manual clock
+// (real time, in a test) by less than one step; never ahead of it.
+class CoarseView {
+ public:
+  CoarseView(const clock::ManualClock& real, clock::Duration resolution)
+      : real_(real), resolution_(resolution) {}
+  clock::TimePoint now() const noexcept {
+    const clock::Duration t = real_.now().time_since_epoch();
+    return clock::TimePoint(t - t % resolution_);
+  }
+
+ private:
+  const clock::ManualClock& real_;
+  const clock::Duration resolution_;
+};
 
 inline ReplicationTopology chainOf(std::vector<std::string> replicas) {
   return ReplicationTopology::create({ReplicationChain{"active", std::move(replicas)}}).value();

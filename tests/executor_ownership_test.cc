@@ -99,7 +99,7 @@ TEST(TaskTable, DetachAllRacingDestructorsLeavesNothingBehind) {
     auto table = std::make_unique<TaskTable>();
     std::vector<std::shared_ptr<MockTask>> tasks;
     for (int i = 0; i < kTasks; ++i) {
-      tasks.push_back(idleTask(owner, TaskId(i) + 1));
+      tasks.push_back(idleTask(owner, static_cast<TaskId>(i) + 1));
       ASSERT_TRUE(table->insert(tasks.back(), kAccept));
     }
     std::latch go(2);

@@ -1,11 +1,11 @@
 # syncwrite-server: unit tests of its pieces, and integration tests that run
 # the real binary (its path is compiled in; building the test builds it).
 syncwrite_test(server_unit_test server_options_test.cc server_config_test.cc
-  server_command_line_test.cc
+  server_command_line_test.cc server_replica_faults_unit_test.cc
   LIBS syncwrite::server syncwrite_server_flags)
 
 syncwrite_test(server_integration_test server_durability_test.cc server_process_test.cc
-  server_bootstrap_test.cc server_memcached_test.cc
+  server_bootstrap_test.cc server_memcached_test.cc server_replica_faults_test.cc
   LIBS syncwrite::protocol syncwrite::config syncwrite::command_line nlohmann_json::nlohmann_json)
 target_compile_definitions(server_integration_test
   PRIVATE SYNCWRITE_SERVER_BINARY="$<TARGET_FILE:syncwrite-server>")

@@ -220,6 +220,10 @@ uint32_t Client::nextOpaque() noexcept {
 
 bool Client::isOpen() const noexcept { return impl_ && impl_->open; }
 
+int Client::nativeHandle() noexcept {
+  return impl_ && impl_->open ? static_cast<int>(impl_->socket.native_handle()) : -1;
+}
+
 void Client::close() noexcept {
   if (!impl_) return;
   boost::system::error_code ignored;

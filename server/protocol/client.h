@@ -174,6 +174,12 @@ class Client {
   bool isOpen() const noexcept;
   void close() noexcept;
 
+  // The socket's file descriptor (-1 once closed), for a caller that waits on
+  // many clients at once with poll/epoll (bench/timeout_precision). Wait only
+  // for readability on it, and read through readResponse(): never read or
+  // write the descriptor itself.
+  int nativeHandle() noexcept;
+
  private:
   struct Impl;
   explicit Client(std::unique_ptr<Impl> impl);

@@ -1,0 +1,135 @@
+// SimulatedReplica's faults on a real io_context (acks in order under jitter,
+// pause holds and resume releases, a shorter delay releases what was held),
+// and the parsing of the fault keys (server/replica_faults.h). Waiting is for
+// events, with a hang guard; nothing asserts how long anything took.
+#include <chrono>
+#include <future>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "server/replica_faults.h"
+#include "server/simulated_replica.h"
+
+namespace syncwrite::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Runs an io_context on a thread and records every ack.
+class ReplicaHarness {
+ public:
+  ReplicaHarness(std::chrono::milliseconds delay, std::chrono::milliseconds jitter)
+      : replica_("replica1", delay, jitter, io_,
+                 [this](vbucket::Vbid vb, const std::string&, vbucket::Seqno seqno) {
+                   std::lock_guard lock(mutex_);
+                   acks_[vb].push_back(seqno);
+                 }),
+        thread_([this] { io_.run(); }) {}
+  ~ReplicaHarness() {
+    replica_.stop();
+    guard_.reset();
+    thread_.join();
+  }
+  SimulatedReplica& replica() { return replica_; }
+  // The highest seqno acked for `vb` (0 when none).
+  vbucket::Seqno acked(vbucket::Vbid vb) {
+    std::lock_guard lock(mutex_);
+    return acks_[vb].empty() ? 0 : acks_[vb].back();
+  }
+  std::vector<vbucket::Seqno> acks(vbucket::Vbid vb) {
+    std::lock_guard lock(mutex_);
+    return acks_[vb];
+  }
+  bool waitForAck(vbucket::Vbid vb, vbucket::Seqno seqno) {
+    const auto give_up = std::chrono::steady_clock::now() + 30s;
+    while (acked(vb) < seqno) {
+      if (std::chrono::steady_clock::now() > give_up) return false;
+      std::this_thread::sleep_for(1ms);
+    }
+    return true;
+  }
+  size_t pending() {
+    std::promise<size_t> count;
+    replica_.countPending([&count](size_t n) { count.set_value(n); });
+    return count.get_future().get();
+  }
+
+ private:
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_{
+      io_.get_executor()};
+  std::mutex mutex_;
+  std::map<vbucket::Vbid, std::vector<vbucket::Seqno>> acks_;
+  SimulatedReplica replica_;
+  std::thread thread_;
+};
+
+void expectIncreasing(const std::vector<vbucket::Seqno>& acks) {
+  for (size_t i = 1; i < acks.size(); ++i) {
+    ASSERT_LT(acks[i - 1], acks[i]) << "ack " << i << " reordered";
+  }
+}
+
+TEST(SimulatedReplicaFaults, JitterNeverReordersOneReplicasAcks) {
+  ReplicaHarness h(0ms, 5ms);
+  for (vbucket::Seqno s = 1; s <= 300; ++s)
+    h.replica().onPrepare(static_cast<vbucket::Vbid>(s % 2), s);
+  ASSERT_TRUE(h.waitForAck(0, 300));
+  ASSERT_TRUE(h.waitForAck(1, 299));
+  expectIncreasing(h.acks(0));
+  expectIncreasing(h.acks(1));
+}
+
+TEST(SimulatedReplicaFaults, APausedReplicaHoldsItsAcksAndResumedAcksThemInOrder) {
+  ReplicaHarness h(0ms, 0ms);
+  h.replica().setPaused(true);
+  for (vbucket::Seqno s = 1; s <= 5; ++s) h.replica().onPrepare(0, s);
+  EXPECT_EQ(h.pending(), 5u) << "all held";
+  EXPECT_EQ(h.acked(0), 0u);
+  h.replica().setPaused(false);
+  ASSERT_TRUE(h.waitForAck(0, 5));
+  expectIncreasing(h.acks(0));
+  EXPECT_EQ(h.pending(), 0u);
+}
+
+TEST(SimulatedReplicaFaults, AShorterDelayReleasesTheAcksHeld) {
+  ReplicaHarness h(60000ms, 0ms);
+  h.replica().onPrepare(0, 1);
+  h.replica().onPrepare(0, 2);
+  EXPECT_EQ(h.pending(), 2u);
+  h.replica().setAckDelay(0ms);
+  ASSERT_TRUE(h.waitForAck(0, 2));
+  EXPECT_EQ(h.replica().ackDelay(), 0ms);
+}
+
+TEST(ReplicaFaultKeys, ParseEveryFormAndNameWhatIsWrong) {
+  const std::vector<std::string> names = {"replica1", "replica2"};
+  auto all = parsePerReplicaMillis("k", "50", names);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 2u);
+  EXPECT_EQ(all->at("replica2"), 50ms);
+  auto some = parsePerReplicaMillis("k", " replica2=7 ", names);
+  ASSERT_TRUE(some.ok());
+  EXPECT_EQ(some->size(), 1u);
+  EXPECT_EQ(some->at("replica2"), 7ms);
+  EXPECT_TRUE(parsePerReplicaMillis("k", "", names)->empty());
+  for (const char* bad : {"x", "60001", "replica3=1", "replica1=", "replica1=-1"}) {
+    auto r = parsePerReplicaMillis("k", bad, names);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find(bad), std::string::npos) << r.status();
+  }
+  EXPECT_EQ(parsePausedReplicas("*", names)->size(), 2u);
+  EXPECT_EQ(parsePausedReplicas("replica2", names)->count("replica2"), 1u);
+  EXPECT_TRUE(parsePausedReplicas("", names)->empty());
+  EXPECT_FALSE(parsePausedReplicas("replica1,nobody", names).ok());
+}
+
+}  // namespace
+}  // namespace syncwrite::server
