@@ -290,8 +290,7 @@ size_t BucketDurability::flush() {
       request.op = WriteOp::kDelete;
       request.key = std::move(key);
       // No completion: a plain delete whatever durability_min_level says.
-      if (write(static_cast<Vbid>(vb), std::move(request), {}).status ==
-          WriteStatus::kCommitted) {
+      if (write(static_cast<Vbid>(vb), std::move(request), {}).status == WriteStatus::kCommitted) {
         ++deleted;
       }
     }

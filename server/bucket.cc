@@ -10,8 +10,8 @@
 #include "clock/clock_ref.h"
 #include "clock/precise_clock.h"
 #include "server/log.h"
-#include "server/sasl/crypto.h"
 #include "server/replica_faults.h"
+#include "server/sasl/crypto.h"
 
 namespace syncwrite::server {
 

@@ -51,8 +51,7 @@ Bucket* currentBucket(const CommandContext& context) {
   // The dispatcher has already refused a command that needs authentication
   // on a connection that has none (when the server has users), so the
   // default bucket is only reached by those allowed to use it.
-  return context.session.bucket != nullptr ? context.session.bucket
-                                           : context.server.default_bucket;
+  return context.session.bucket != nullptr ? context.session.bucket : context.server.default_bucket;
 }
 
 Bucket* selectedBucket(CommandContext& context) {

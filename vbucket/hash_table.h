@@ -12,8 +12,8 @@
 
 #include <cstddef>
 #include <string>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include <absl/container/flat_hash_map.h>
 

@@ -16,10 +16,10 @@ namespace syncwrite::server::protocol {
 
 enum class Status : uint16_t {
   kSuccess = 0x00,
-  kKeyNotFound = 0x01,  // an absent key; also an unknown bucket or STAT group
-  kKeyExists = 0x02,    // ADD of a present key
-  kTooBig = 0x03,       // body over max_packet_size (E2big); the connection is closed
-  kEinval = 0x04,       // malformed request, or a refused SET_PARAM
+  kKeyNotFound = 0x01,   // an absent key; also an unknown bucket or STAT group
+  kKeyExists = 0x02,     // ADD of a present key
+  kTooBig = 0x03,        // body over max_packet_size (E2big); the connection is closed
+  kEinval = 0x04,        // malformed request, or a refused SET_PARAM
   kNotStored = 0x05,     // APPEND/PREPEND of an absent key
   kDeltaBadval = 0x06,   // INCREMENT/DECREMENT of a value that is not a number
   kNotMyVbucket = 0x07,  // the vbucket does not exist or is not active
