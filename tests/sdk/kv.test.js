@@ -211,8 +211,6 @@ describe('operations out of scope answer UnsupportedOperationError', () => {
     ['getAndLock', (c) => c.getAndLock('unsupported', 5, { timeout })],
     ['lookupIn', (c) => c.lookupIn('unsupported', [couchbase.LookupInSpec.get('a')], { timeout })],
     ['mutateIn', (c) => c.mutateIn('unsupported', [couchbase.MutateInSpec.upsert('a', 2)], { timeout })],
-    ['binary().increment', (c) => c.binary().increment('counter', 1, { timeout })],
-    ['binary().append', (c) => c.binary().append('unsupported', Buffer.from('x'), { timeout })],
   ];
   for (const [name, op] of cases) {
     it(name, async () => {
@@ -225,5 +223,48 @@ describe('operations out of scope answer UnsupportedOperationError', () => {
   it('a collection other than the default', async () => {
     const other = bucket.scope('inventory').collection('items');
     await assert.rejects(other.get('k', { timeout }), couchbase.UnsupportedOperationError);
+  });
+});
+
+describe('binary operations: counters, append and prepend', () => {
+  let server;
+  let cluster;
+  let collection;
+  before(async () => {
+    server = await Server.start(FAST_REPLICA);
+    ({ cluster, collection } = await openDefault(server));
+  });
+  after(async () => {
+    await cluster?.close();
+    await server?.stop();
+  });
+
+  it('increment creates the counter with its initial value, then counts; decrement stops at 0', async () => {
+    const counter = collection.binary();
+    assert.equal(Number((await counter.increment('counter', 1, { initial: 10 })).value), 10);
+    assert.equal(Number((await counter.increment('counter', 5)).value), 15);
+    assert.equal(Number((await counter.decrement('counter', 20)).value), 0);
+    await assert.rejects(counter.increment('no-counter', 1), couchbase.DocumentNotFoundError);
+  });
+
+  it('a durable increment commits', async () => {
+    const r = await collection.binary().increment('durable-counter', 2, {
+      initial: 7,
+      durabilityLevel: couchbase.DurabilityLevel.Majority,
+    });
+    assert.equal(Number(r.value), 7);
+  });
+
+  it('append and prepend keep the document binary', async () => {
+    await collection.upsert('bin', Buffer.from('mid'));
+    await collection.binary().append('bin', Buffer.from('>'));
+    await collection.binary().prepend('bin', Buffer.from('<'));
+    const got = await collection.get('bin');
+    assert.ok(Buffer.isBuffer(got.content));
+    assert.equal(got.content.toString(), '<mid>');
+    await assert.rejects(
+      collection.binary().append('no-bin', Buffer.from('x')),
+      couchbase.DocumentNotFoundError,
+    );
   });
 });
