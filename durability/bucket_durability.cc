@@ -119,7 +119,7 @@ BucketDurability::Impl::Impl(std::string name_in, config::Configuration& config_
                                                                  settings, topology_in);
   }
   slots[last].monitor = std::make_unique<ActiveDurabilityMonitor>(map.at(static_cast<Vbid>(last)),
-                                                                  settings, std::move(topology_in));
+                                                                  settings, topology_in);
 }
 
 void BucketDurability::Impl::startTimerLocked(Vbid vb) {
@@ -322,9 +322,8 @@ void BucketDurability::setTopology(const ReplicationTopology& topology) {
     slot.monitor->setTopology(std::move(t), resolved);
     resolved.notify();
   };
-  // Each monitor keeps its own topology: copies, and this one for the last.
-  for (size_t i = 0; i + 1 < d.slots.size(); ++i) apply(d.slots[i], topology);
-  apply(d.slots.back(), std::move(topology));
+  // Each monitor keeps its own copy.
+  for (Impl::Slot& slot : d.slots) apply(slot, topology);
 }
 
 ReplicationTopology BucketDurability::topology() const {

@@ -164,9 +164,8 @@ void Connection::handleUnordered(const protocol::Request& request) {
 
 LateReply Connection::unorderedLateReply() {
   return [self = shared_from_this()](std::string bytes) {
-    boost::asio::post(self->strand_, [self, bytes = std::move(bytes)]() mutable {
-      self->fillUnordered(std::move(bytes));
-    });
+    boost::asio::post(self->strand_,
+                      [self, bytes = std::move(bytes)] { self->fillUnordered(bytes); });
   };
 }
 

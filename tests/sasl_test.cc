@@ -24,7 +24,7 @@ std::string unbase64(std::string_view text) {
 }
 
 std::string xorOf(std::string a, const std::string& b) {
-  for (size_t i = 0; i < a.size(); ++i) a[i] ^= b[i];
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<char>(a[i] ^ b[i]);
   return a;
 }
 
