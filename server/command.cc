@@ -39,12 +39,15 @@ void answerNotMyVbucket(CommandContext& context) {
                 absl::StrCat("vbucket ", context.request.vbucket, " is not active here"));
     return;
   }
-  const std::string map = bucketConfigJson(*bucket, context.server);
+  answerJson(context, protocol::Status::kNotMyVbucket, bucketConfigJson(*bucket, context.server));
+}
+
+void answerJson(CommandContext& context, protocol::Status status, std::string_view json) {
   protocol::appendResponse(context.out, {.opcode = context.request.opcode,
-                                         .status = protocol::Status::kNotMyVbucket,
+                                         .status = status,
                                          .opaque = context.request.opaque,
                                          .datatype = protocol::kDatatypeJson,
-                                         .value = map});
+                                         .value = json});
 }
 
 Bucket* currentBucket(const CommandContext& context) {

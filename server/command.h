@@ -85,6 +85,10 @@ uint32_t absoluteExpiry(uint32_t wire_expiry, uint32_t now) noexcept;
 
 // Helpers the families share. Each appends one error answer to `out`.
 
+// Success (or `status`) with `json` as the value, datatype JSON: the error
+// and cluster maps, and NOT_MY_VBUCKET's map.
+void answerJson(CommandContext& context, protocol::Status status, std::string_view json);
+
 // `status` with kv_engine's error context {"error":{"context":"<message>"}}
 // (no body when `message` is empty), marked JSON only when the session
 // negotiated JSON.

@@ -52,24 +52,15 @@ Disposition getErrorMap(CommandContext& context) {
     return Disposition::kAnswered;
   }
   const uint16_t version = asked < kMaxErrorMapVersion ? asked : kMaxErrorMapVersion;
-  const std::string map = errorMapJson(version);
-  protocol::appendResponse(context.out, {.opcode = context.request.opcode,
-                                         .status = Status::kSuccess,
-                                         .opaque = context.request.opaque,
-                                         .datatype = protocol::kDatatypeJson,
-                                         .value = map});
+  answerJson(context, Status::kSuccess, errorMapJson(version));
   return Disposition::kAnswered;
 }
 
 Disposition getClusterConfig(CommandContext& context) {
   const Bucket* bucket = context.session.bucket;
-  const std::string map = bucket != nullptr ? bucketConfigJson(*bucket, context.server)
-                                            : clusterConfigJson(context.server);
-  protocol::appendResponse(context.out, {.opcode = context.request.opcode,
-                                         .status = Status::kSuccess,
-                                         .opaque = context.request.opaque,
-                                         .datatype = protocol::kDatatypeJson,
-                                         .value = map});
+  answerJson(context, Status::kSuccess,
+             bucket != nullptr ? bucketConfigJson(*bucket, context.server)
+                               : clusterConfigJson(context.server));
   return Disposition::kAnswered;
 }
 
