@@ -40,8 +40,15 @@ class TaskAccess {
   }
   static void releaseId(Task& t) noexcept { t.id_.store(kNoTask, std::memory_order_release); }
 
+  // kDead is final: a worker that claimed a run just before unregisterTaskable()
+  // or cancel() retired the task still sets kRunning/kSnoozed afterwards, and
+  // must not bring the task's state back from kDead.
   static void setState(Task& t, TaskState s) noexcept {
-    t.state_.store(s, std::memory_order_release);
+    TaskState cur = t.state_.load(std::memory_order_acquire);
+    while (cur != TaskState::kDead &&
+           !t.state_.compare_exchange_weak(cur, s, std::memory_order_acq_rel,
+                                           std::memory_order_acquire)) {
+    }
   }
 };
 

@@ -211,6 +211,41 @@ TEST(ExecutorPool, CallsByIdRacingTaskDestructionAreSafe) {
 
 // Tasks released by another thread while the pool is being destroyed: each
 // destructor either unlinks its entry before the table goes or finds itself
+// kDead is final. A worker that claimed a run a moment before the task was
+// retired still sets kRunning (and kSnoozed after the run); that must not
+// bring the task back from kDead (CI caught VBucketVisitorTask reading
+// kRunning after unregisterTaskable()).
+TEST(TaskState, DeadIsFinalWhateverIsSetAfterIt) {
+  NullTaskable owner;
+  auto task = idleTask(owner, 1);
+  TaskAccess::setState(*task, TaskState::kRunning);
+  EXPECT_EQ(TaskState::kRunning, task->state());
+  TaskAccess::setState(*task, TaskState::kDead);
+  TaskAccess::setState(*task, TaskState::kRunning);
+  EXPECT_EQ(TaskState::kDead, task->state());
+  TaskAccess::setState(*task, TaskState::kSnoozed);
+  EXPECT_EQ(TaskState::kDead, task->state());
+}
+
+// Through the pool: a task that runs back to back, its owner unregistered at
+// an arbitrary point of a run, must read kDead once unregisterTaskable()
+// returns, whichever step of the claim the retire landed on.
+TEST(ExecutorPool, ATaskIsDeadOnceItsOwnerIsUnregisteredMidRun) {
+  ExecutorPool pool(2);
+  for (int round = 0; round < 300; ++round) {
+    NullTaskable owner;
+    std::atomic<int> runs{0};
+    auto task = std::make_shared<LambdaTask>(owner, [&runs](Task& self) {
+      runs.fetch_add(1);
+      return !self.taskable().isShutdown();
+    });
+    ASSERT_NE(kNoTask, pool.schedule(task));
+    while (runs.load() < 1 + round % 3) std::this_thread::yield();
+    pool.unregisterTaskable(owner);
+    ASSERT_EQ(TaskState::kDead, task->state()) << "round " << round;
+  }
+}
+
 // already detached.
 TEST(ExecutorPool, TasksReleasedDuringThePoolsDestructionAreSafe) {
   NullTaskable owner;
