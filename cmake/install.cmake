@@ -49,6 +49,7 @@ set(SYNCWRITE_PUBLIC_HEADERS
   executor/executor_pool.h
   executor/task.h
   executor/task_record.h
+  vbucket/bucket_memory.h
   vbucket/checkpoint.h
   vbucket/checkpoint_manager.h
   vbucket/expelled_items.h

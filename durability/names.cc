@@ -22,6 +22,8 @@ std::string_view toString(WriteStatus status) noexcept {
       return "key_exists";
     case WriteStatus::kKeyNotFound:
       return "key_not_found";
+    case WriteStatus::kTemporaryFailure:
+      return "temporary_failure";
   }
   return "unknown";
 }

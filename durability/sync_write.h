@@ -69,10 +69,12 @@ enum class WriteStatus : uint8_t {
   kNotActive,             // the vbucket is not active here (or does not exist)
   kKeyExists,             // kAdd of a key that has a value
   kKeyNotFound,           // kReplace or kDelete of a key that has none
+  kTemporaryFailure,      // refused for now (the bucket is at its memory quota); retry
 };
 
 // "committed", "pending", "invalid_level", "durability_impossible",
-// "sync_write_in_progress", "not_active", "key_exists", "key_not_found".
+// "sync_write_in_progress", "not_active", "key_exists", "key_not_found",
+// "temporary_failure".
 std::string_view toString(WriteStatus status) noexcept;
 
 struct WriteResult {

@@ -25,6 +25,16 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
     return absl::InvalidArgumentError(
         absl::StrCat("buckets.", spec.name, ": ", topology.status().message()));
   }
+  {
+    namespace keys = config::keys;
+    const uint64_t upper = spec.config->get(keys::kCheckpointMemoryRecoveryUpperMarkPercent);
+    const uint64_t lower = spec.config->get(keys::kCheckpointMemoryRecoveryLowerMarkPercent);
+    if (lower > upper) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("buckets.", spec.name, ": checkpoint_memory_recovery_lower_mark_percent ",
+                       lower, " is above checkpoint_memory_recovery_upper_mark_percent ", upper));
+    }
+  }
   std::vector<SimulatedReplicaSpec> simulated = std::move(spec.simulated);
   std::unique_ptr<Bucket> bucket(new Bucket(std::move(spec), pool, *topology));
 
@@ -74,7 +84,10 @@ Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
     : name_(std::move(spec.name)),
       uuid_(randomHex(16)),
       config_(std::move(spec.config)),
-      vbuckets_(*config_, vbucket::VBucketState::kActive),
+      vbuckets_(*config_, vbucket::VBucketState::kActive,
+                vbucket::CheckpointOptions{.memory = &memory_}),
+      recovery_(std::make_unique<vbucket::CheckpointMemoryRecovery>(
+          absl::StrCat("bucket \"", name_, "\" checkpoint memory"), vbuckets_, memory_, pool)),
       durability_(std::make_unique<durability::BucketDurability>(
           name_, *config_, vbuckets_, pool, topology,
           // The precise clock for deadlines and for both modes' checks
@@ -85,17 +98,26 @@ Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
   const std::string bytes = sasl::randomBytes(sizeof(uint64_t) * vbuckets_.size());
   vbucket_uuids_.resize(vbuckets_.size());
   std::memcpy(vbucket_uuids_.data(), bytes.data(), bytes.size());
+  watchMemoryKeys();
 }
 
 Bucket::~Bucket() {
   if (mode_listener_ != 0) config_->removeListener(mode_listener_);
   for (config::Configuration::ListenerId id : fault_listeners_) config_->removeListener(id);
+  for (config::Configuration::ListenerId id : memory_listeners_) config_->removeListener(id);
   // Members go in reverse order: the replicas (stopped by shutdown()), then
   // the durability layer (which stops its tasks), then the vbuckets and config.
 }
 
 durability::WriteResult Bucket::write(vbucket::Vbid vbid, durability::WriteRequest request,
                                       durability::Completion completion) {
+  if (request.op != durability::WriteOp::kDelete && memory_.shouldRefuseWrites()) {
+    memory_.countRefusedWrite();
+    // Recovery may be asleep after a run that left the request clear (the
+    // limits were lowered, a reader moved): ask again, at most one wake.
+    memory_.requestRecovery();
+    return {durability::WriteStatus::kTemporaryFailure, 0};
+  }
   durability::WriteResult result =
       durability_->write(vbid, std::move(request), std::move(completion));
   if (result.status == durability::WriteStatus::kPending) {
@@ -167,6 +189,42 @@ void Bucket::watchFaultKeys() {
   millis("simulated_replica_ack_jitter_ms", c.get(keys::kSimulatedReplicaAckJitterMs),
          &SimulatedReplica::setAckJitter);
   if (!c.get(keys::kSimulatedReplicasPaused).empty()) paused(c.get(keys::kSimulatedReplicasPaused));
+}
+
+void Bucket::applyMemoryLimits() {
+  namespace keys = config::keys;
+  memory_.setLimits(config_->get(keys::kMaxSize), config_->get(keys::kCheckpointMemoryRatioPercent),
+                    config_->get(keys::kCheckpointMemoryRecoveryUpperMarkPercent),
+                    config_->get(keys::kCheckpointMemoryRecoveryLowerMarkPercent));
+}
+
+void Bucket::watchMemoryKeys() {
+  namespace keys = config::keys;
+  config::Configuration& c = *config_;
+  // The lower mark may not pass the upper one, whichever of them changes.
+  memory_listeners_.push_back(
+      c.addValidator(keys::kCheckpointMemoryRecoveryLowerMarkPercent, [&c](uint64_t lower) {
+        const uint64_t upper = c.get(keys::kCheckpointMemoryRecoveryUpperMarkPercent);
+        if (lower <= upper) return absl::OkStatus();
+        return absl::InvalidArgumentError(
+            absl::StrCat("checkpoint_memory_recovery_lower_mark_percent ", lower,
+                         " is above checkpoint_memory_recovery_upper_mark_percent ", upper));
+      }));
+  memory_listeners_.push_back(
+      c.addValidator(keys::kCheckpointMemoryRecoveryUpperMarkPercent, [&c](uint64_t upper) {
+        const uint64_t lower = c.get(keys::kCheckpointMemoryRecoveryLowerMarkPercent);
+        if (lower <= upper) return absl::OkStatus();
+        return absl::InvalidArgumentError(
+            absl::StrCat("checkpoint_memory_recovery_upper_mark_percent ", upper,
+                         " is below checkpoint_memory_recovery_lower_mark_percent ", lower));
+      }));
+  auto apply = [this](uint64_t) { applyMemoryLimits(); };
+  for (const auto& key : {keys::kMaxSize, keys::kCheckpointMemoryRatioPercent,
+                          keys::kCheckpointMemoryRecoveryUpperMarkPercent,
+                          keys::kCheckpointMemoryRecoveryLowerMarkPercent}) {
+    memory_listeners_.push_back(c.addListener(key, apply));
+  }
+  applyMemoryLimits();
 }
 
 void Bucket::shutdown(durability::AmbiguousReason reason) {

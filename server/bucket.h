@@ -16,6 +16,14 @@
 // SyncWrite. Levels that need persistence on the active therefore behave like
 // majority here; the replicas' acks say what they say.
 //
+// Memory: the bucket's items are counted in a BucketMemory
+// (vbucket/bucket_memory.h) held to max_size and the checkpoint_memory_*
+// keys, which may change at run time; a CheckpointMemoryRecovery task expels
+// what every reader has read when checkpoint memory crosses the upper mark.
+// While the bucket is at its quota, write() refuses mutations (not deletes,
+// which are how a client frees memory) with kTemporaryFailure, 0x86 on the
+// wire.
+//
 // Thread-safety: every member may be called from any thread.
 // Lifetime: the pool and the io_context must outlive the bucket; shutdown()
 // must have been called and the io_context must have stopped running before
@@ -37,6 +45,8 @@
 #include "executor/executor_pool.h"
 #include "server/server_config.h"
 #include "server/simulated_replica.h"
+#include "vbucket/bucket_memory.h"
+#include "vbucket/checkpoint_memory_recovery.h"
 #include "vbucket/vbucket_map.h"
 
 namespace syncwrite::server {
@@ -70,6 +80,10 @@ class Bucket {
   const config::Configuration& config() const noexcept { return *config_; }
   vbucket::VBucketMap& vbuckets() noexcept { return vbuckets_; }
   const vbucket::VBucketMap& vbuckets() const noexcept { return vbuckets_; }
+  const vbucket::BucketMemory& memory() const noexcept { return memory_; }
+  vbucket::RecoveryStats recoveryStats() const { return recovery_->stats(); }
+  // One recovery run now, on the calling thread. For tests.
+  bool recoverMemoryNow() { return recovery_->runNow(); }
   durability::BucketDurability& durability() noexcept { return *durability_; }
   const durability::BucketDurability& durability() const noexcept { return *durability_; }
 
@@ -99,6 +113,9 @@ class Bucket {
   // Registers the fault keys' validators and listeners, and applies their
   // current values. Logs what it applied.
   void watchFaultKeys();
+  // Registers the memory keys' validators and listeners and applies them.
+  void watchMemoryKeys();
+  void applyMemoryLimits();
   std::vector<std::string> simulatedNames() const;
 
   const std::string name_;
@@ -106,11 +123,14 @@ class Bucket {
   std::atomic<uint64_t> config_rev_{1};
   std::vector<uint64_t> vbucket_uuids_;
   std::unique_ptr<config::Configuration> config_;
+  vbucket::BucketMemory memory_;  // outlives the vbuckets, which charge it
   vbucket::VBucketMap vbuckets_;
+  std::unique_ptr<vbucket::CheckpointMemoryRecovery> recovery_;
   std::unique_ptr<durability::BucketDurability> durability_;
   std::vector<std::unique_ptr<SimulatedReplica>> replicas_;
   config::Configuration::ListenerId mode_listener_ = 0;
   std::vector<config::Configuration::ListenerId> fault_listeners_;
+  std::vector<config::Configuration::ListenerId> memory_listeners_;
 };
 
 }  // namespace syncwrite::server

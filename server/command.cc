@@ -32,6 +32,15 @@ void answerNoBucket(CommandContext& context) {
   answerError(context, protocol::Status::kNoBucket, "no bucket selected: send SELECT_BUCKET first");
 }
 
+std::string memoryFullMessage(const Bucket& bucket) {
+  const vbucket::BucketMemory& memory = bucket.memory();
+  const vbucket::MemoryLimits limits = memory.limits();
+  return absl::StrCat("temporary failure: bucket \"", bucket.name(),
+                      "\" is at its memory quota (mem_used ", memory.memUsed(), " of max_size ",
+                      limits.quota, " bytes; checkpoint memory ", memory.checkpointBytes(),
+                      " of its quota ", limits.checkpoint_quota, "); retry later");
+}
+
 void answerNotMyVbucket(CommandContext& context) {
   const Bucket* bucket = currentBucket(context);
   if (bucket == nullptr) {

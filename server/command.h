@@ -101,6 +101,10 @@ void answerNoBucket(CommandContext& context);
 // sends it, so a client re-routes by itself.
 void answerNotMyVbucket(CommandContext& context);
 
+// The text of 0x86 Etmpfail for a write refused because `bucket` is at its
+// memory quota: which limit, the figures, and that a retry may succeed.
+std::string memoryFullMessage(const Bucket& bucket);
+
 // The bucket the connection works in: the one it selected, else the server's
 // default_bucket, else null. Answers nothing.
 Bucket* currentBucket(const CommandContext& context);

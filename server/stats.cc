@@ -75,6 +75,38 @@ StatList taskStats(const ServerContext& context) {
   return stats;
 }
 
+StatList memoryStats(const Bucket& bucket) {
+  const vbucket::BucketMemory& m = bucket.memory();
+  const vbucket::MemoryLimits limits = m.limits();
+  const vbucket::RecoveryStats r = bucket.recoveryStats();
+  size_t items = 0;
+  size_t checkpoints = 0;
+  for (size_t id = 0; id < bucket.vbuckets().size(); ++id) {
+    const vbucket::CheckpointStats s =
+        bucket.vbuckets().at(static_cast<vbucket::Vbid>(id)).checkpointManager().stats();
+    items += s.num_items;
+    checkpoints += s.num_checkpoints;
+  }
+  return {
+      {"mem_used", absl::StrCat(m.memUsed())},
+      {"max_size", absl::StrCat(limits.quota)},
+      {"item_bytes", absl::StrCat(m.itemBytes())},
+      {"index_bytes", absl::StrCat(m.indexBytes())},
+      {"checkpoint_memory", absl::StrCat(m.checkpointBytes())},
+      {"checkpoint_memory_quota", absl::StrCat(limits.checkpoint_quota)},
+      {"checkpoint_memory_upper_mark", absl::StrCat(limits.upper_mark)},
+      {"checkpoint_memory_lower_mark", absl::StrCat(limits.lower_mark)},
+      {"checkpoint_items", absl::StrCat(items)},
+      {"checkpoints", absl::StrCat(checkpoints)},
+      {"checkpoint_items_expelled", absl::StrCat(r.items_expelled)},
+      {"checkpoints_removed", absl::StrCat(r.checkpoints_removed)},
+      {"checkpoint_bytes_recovered", absl::StrCat(r.bytes_freed)},
+      {"memory_recovery_runs", absl::StrCat(r.runs)},
+      {"memory_recovery_runs_above_upper_mark", absl::StrCat(r.runs_above_upper_mark)},
+      {"writes_refused_for_memory", absl::StrCat(m.writesRefused())},
+  };
+}
+
 }  // namespace
 
 nlohmann::json durabilityStatsJson(const durability::DurabilityStats& s) {
@@ -101,15 +133,16 @@ absl::StatusOr<StatList> collectStats(const ServerContext& context, Bucket* sele
                                       std::string_view group) {
   if (group.empty()) return generalStats(context);
   if (group == "tasks") return taskStats(context);
-  if (group == "durability" || group == "config") {
+  if (group == "durability" || group == "config" || group == "memory") {
     if (selected == nullptr) {
       return absl::FailedPreconditionError(
           absl::StrCat("STAT ", std::string(group), " needs a bucket: send SELECT_BUCKET first"));
     }
+    if (group == "memory") return memoryStats(*selected);
     return group == "durability" ? durabilityStats(*selected) : configStats(*selected);
   }
   return absl::NotFoundError(absl::StrCat("unknown stat group '", std::string(group),
-                                          "' (known: \"\", durability, config, tasks)"));
+                                          "' (known: \"\", durability, config, memory, tasks)"));
 }
 
 }  // namespace syncwrite::server

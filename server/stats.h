@@ -13,6 +13,15 @@
 //                polling_passes; and durability_json, the same as one JSON
 //                object (numbers as numbers).
 //   "config"     every key of the selected bucket with its current value.
+//   "memory"     the selected bucket's memory (vbucket/bucket_memory.h):
+//                mem_used, max_size, item_bytes, index_bytes,
+//                checkpoint_memory, checkpoint_memory_quota,
+//                checkpoint_memory_upper_mark, checkpoint_memory_lower_mark
+//                (bytes), checkpoint_items, checkpoints,
+//                checkpoint_items_expelled, checkpoints_removed,
+//                checkpoint_bytes_recovered, memory_recovery_runs,
+//                memory_recovery_runs_above_upper_mark,
+//                writes_refused_for_memory. O(vbuckets).
 //   "tasks"      needs no selected bucket (the idle-CPU harness reads it on a
 //                bare connection): timeout_task_runs_total,
 //                timeout_tasks_total, executor_nonio_threads, and per bucket
@@ -39,7 +48,7 @@ namespace syncwrite::server {
 using StatList = std::vector<std::pair<std::string, std::string>>;
 
 // The stats of `group`. NotFound for an unknown group; FailedPrecondition
-// (saying to send SELECT_BUCKET first) for "durability" or "config" with
+// (saying to send SELECT_BUCKET first) for "durability", "config" or "memory" with
 // `selected` null.
 absl::StatusOr<StatList> collectStats(const ServerContext& context, Bucket* selected,
                                       std::string_view group);

@@ -11,7 +11,13 @@ CheckpointManager::CheckpointManager(CheckpointOptions options) : options_(optio
   openCheckpointLocked();
 }
 
-CheckpointManager::~CheckpointManager() = default;
+CheckpointManager::~CheckpointManager() {
+  if (options_.memory == nullptr) return;
+  base::MutexLock lock(mutex_);
+  int64_t held = 0;
+  for (const Checkpoint& c : checkpoints_) held += static_cast<int64_t>(c.memoryBytes());
+  options_.memory->addCheckpointBytes(-held);
+}
 
 void CheckpointManager::checkLayout() noexcept {
   static_assert(alignof(CheckpointManager) == 64);
@@ -40,23 +46,47 @@ namespace {
 // (through make_shared) the reference counts. The entry's `item` is the
 // checkpoint's reference to the block; releasing the entry (releaseEntry)
 // drops it, and the block goes when no reader holds the item either.
+// Charges a block to the bucket's item bytes for its life (the last member
+// of a block, so it is gone before the item: it keeps its own figure).
+class BlockCharge {
+ public:
+  BlockCharge(BucketMemory* memory, size_t bytes) noexcept
+      : memory_(memory), bytes_(static_cast<int64_t>(bytes)) {
+    if (memory_ != nullptr) memory_->addItemBytes(bytes_);
+  }
+  ~BlockCharge() {
+    if (memory_ != nullptr) memory_->addItemBytes(-bytes_);
+  }
+  BlockCharge(const BlockCharge&) = delete;
+  BlockCharge& operator=(const BlockCharge&) = delete;
+
+ private:
+  BucketMemory* const memory_;
+  const int64_t bytes_;
+};
+
 struct QueuedBlock {
   // The item is built in place: the strings move once, from the arguments.
-  QueuedBlock(QueueOp op, std::string&& key, std::string&& value, Cas cas, bool deleted,
-              ItemMeta meta)
-      : item{op, std::move(key), std::move(value), cas, 0, deleted, meta} {}
+  QueuedBlock(BucketMemory* memory, QueueOp op, std::string&& key, std::string&& value, Cas cas,
+              bool deleted, ItemMeta meta)
+      : item{op, std::move(key), std::move(value), cas, 0, deleted, meta},
+        charge(memory, sizeof(QueuedBlock) + item.key.size() + item.value.size()) {}
   Item item;
   CheckpointEntry entry;
+  BlockCharge charge;
 };
 
 // A prepare's block also holds the entry of its commit or abort, which takes
 // its own reference to the block when it is queued.
 struct PrepareBlock {
-  PrepareBlock(std::string&& key, std::string&& value, Cas cas, bool deleted, ItemMeta meta)
-      : item{QueueOp::kPrepare, std::move(key), std::move(value), cas, 0, deleted, meta} {}
+  PrepareBlock(BucketMemory* memory, std::string&& key, std::string&& value, Cas cas, bool deleted,
+               ItemMeta meta)
+      : item{QueueOp::kPrepare, std::move(key), std::move(value), cas, 0, deleted, meta},
+        charge(memory, sizeof(PrepareBlock) + item.key.size() + item.value.size()) {}
   Item item;
   CheckpointEntry entry;
   CheckpointEntry resolution;
+  BlockCharge charge;
 };
 
 // Marks `entry` as living in `block` and hands the block's reference on to
@@ -91,27 +121,32 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
                                     bool deleted, ItemMeta meta) {
   // Allocate outside the lock; the seqno is filled in under it, before any
   // other thread can see the item.
-  auto block =
-      std::make_shared<QueuedBlock>(op, std::move(key), std::move(value), cas, deleted, meta);
+  auto block = std::make_shared<QueuedBlock>(options_.memory, op, std::move(key), std::move(value),
+                                             cas, deleted, meta);
   Item* item = &block->item;
   CheckpointEntry* entry = &block->entry;
   QueuedItem result = attach(std::move(block), *entry);
-
-  base::MutexLock lock(mutex_);
-  item->seqno = appendLocked(entry, result);
+  {
+    base::MutexLock lock(mutex_);
+    item->seqno = appendLocked(entry, result);
+  }
+  chargeEntry(*item);
   return result;
 }
 
 QueuedPrepare CheckpointManager::queuePrepare(std::string key, std::string value, Cas cas,
                                               bool deleted, ItemMeta meta) {
-  auto block = std::make_shared<PrepareBlock>(std::move(key), std::move(value), cas, deleted, meta);
+  auto block = std::make_shared<PrepareBlock>(options_.memory, std::move(key), std::move(value),
+                                              cas, deleted, meta);
   Item* item = &block->item;
   CheckpointEntry* entry = &block->entry;
   CheckpointEntry* resolution = &block->resolution;
   QueuedPrepare result(attach(std::move(block), *entry), resolution);
-
-  base::MutexLock lock(mutex_);
-  item->seqno = appendLocked(entry, result.item);
+  {
+    base::MutexLock lock(mutex_);
+    item->seqno = appendLocked(entry, result.item);
+  }
+  chargeEntry(*item);
   return result;
 }
 
@@ -128,11 +163,23 @@ Seqno CheckpointManager::queueResolution(QueueOp op, QueuedPrepare& prepare) {
   CheckpointEntry* entry = prepare.resolution;
   entry->own_allocation = false;
   entry->op = op;
-  base::MutexLock lock(mutex_);
-  const Seqno seqno = appendLocked(entry, prepare.item);
-  // Used up only once queued: a throw above leaves the prepare resolvable.
-  prepare.resolution = nullptr;
+  Seqno seqno = 0;
+  {
+    base::MutexLock lock(mutex_);
+    seqno = appendLocked(entry, prepare.item);
+    // Used up only once queued: a throw above leaves the prepare resolvable.
+    prepare.resolution = nullptr;
+  }
+  chargeEntry(*prepare.item);
   return seqno;
+}
+
+void CheckpointManager::chargeEntry(const Item& item) noexcept {
+  // The figure CheckpointEntry::bytes() gives the entry once appended.
+  if (options_.memory != nullptr) {
+    options_.memory->addCheckpointBytes(
+        static_cast<int64_t>(sizeof(CheckpointEntry) + item.estimatedSize()));
+  }
 }
 
 uint64_t CheckpointManager::createCheckpoint() {
@@ -229,6 +276,14 @@ void CheckpointManager::removeUnreferencedCheckpoints(ExpelledItems& out) {
 }
 
 ExpelledItems CheckpointManager::extractItemsToExpel(ExpelMethod method) {
+  ExpelledItems out = extractLocked(method);
+  if (options_.memory != nullptr && !out.empty()) {
+    options_.memory->addCheckpointBytes(-static_cast<int64_t>(out.bytes()));
+  }
+  return out;
+}
+
+ExpelledItems CheckpointManager::extractLocked(ExpelMethod method) {
   ExpelledItems out;
   base::MutexLock lock(mutex_);
   // One walk over the cursors moves each out of the closed checkpoints it

@@ -28,6 +28,11 @@
 // ExpelledItems and freed when the caller drops it, after the lock.
 // With no cursor registered, every item counts as read.
 //
+// Memory: with CheckpointOptions::memory set, each queued block is charged to
+// the bucket's item bytes while it lives, and each entry to its checkpoint
+// bytes from queue until expel, removal or the manager's destruction — the
+// charge is made after the lock is released.
+//
 // Thread-safety: every member may be called from any thread; one mutex
 // guards the log, so calls are serialised. highSeqno() is a lock-free read.
 #pragma once
@@ -42,6 +47,7 @@
 #include <vector>
 
 #include "base/mutex.h"
+#include "vbucket/bucket_memory.h"
 #include "vbucket/checkpoint.h"
 #include "vbucket/expelled_items.h"
 #include "vbucket/item.h"
@@ -52,6 +58,10 @@ struct CheckpointOptions {
   // The open checkpoint closes when it holds this many items and another is
   // queued. 0: it closes only on createCheckpoint().
   size_t max_items_per_checkpoint = 10000;
+  // The bucket's memory counts (bucket_memory.h), or null for none: item
+  // blocks are charged to it from allocation to free, checkpoint entries from
+  // queue to expel. Must outlive the manager and every item it queued.
+  BucketMemory* memory = nullptr;
 };
 
 struct CheckpointStats {
@@ -146,6 +156,10 @@ class alignas(64) CheckpointManager {
 
   // Checks, at compile time, the layout described above the class.
   static void checkLayout() noexcept;
+  // Charges the entry just queued for `item` to options_.memory. No lock.
+  void chargeEntry(const Item& item) noexcept;
+  // extractItemsToExpel() without the memory charge; takes the lock.
+  ExpelledItems extractLocked(ExpelMethod method);
   // Moves `cursor` out of closed checkpoints it has finished. Lock held.
   void skipFinishedCheckpoints(Cursor& cursor) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Removes the leading closed checkpoints no cursor is in. Lock held.

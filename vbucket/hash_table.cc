@@ -11,11 +11,22 @@ namespace {
 absl::string_view asAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 }  // namespace
 
+HashTable::~HashTable() {
+  if (memory_ == nullptr) return;
+  base::MutexLock lock(mutex_);
+  for (const auto& [key, item] : items_) charge(key, -1);
+}
+
+void HashTable::charge(std::string_view key, int64_t sign) noexcept {
+  if (memory_ != nullptr) memory_->addIndexBytes(sign * static_cast<int64_t>(slotBytes(key)));
+}
+
 bool HashTable::setCommitted(QueuedItem item) {
   QueuedItem replaced;  // released after the lock
   base::MutexLock lock(mutex_);
   auto [it, inserted] = items_.try_emplace(item->key, nullptr);
   if (!inserted && it->second->seqno > item->seqno) return false;
+  if (inserted) charge(it->first, +1);
   replaced = std::exchange(it->second, std::move(item));
   return true;
 }
@@ -32,6 +43,7 @@ bool HashTable::erase(std::string_view key) {
   auto it = items_.find(asAbsl(key));
   if (it == items_.end()) return false;
   removed = std::move(it->second);
+  charge(it->first, -1);
   items_.erase(it);
   return true;
 }

@@ -8,6 +8,10 @@
 // Thread-safety: every member may be called from any thread; one mutex guards
 // the map. A table that has never held an item owns no heap memory
 // (tests/idle_memory_test.cc); erase() does not shrink one that has.
+//
+// Memory: given a BucketMemory, each key it holds is charged to the bucket's
+// index bytes (the key's copy and its slot, slotBytes()) while it holds it;
+// the items themselves are charged by the checkpoint that queued them.
 #pragma once
 
 #include <cstddef>
@@ -18,13 +22,15 @@
 #include <absl/container/flat_hash_map.h>
 
 #include "base/mutex.h"
+#include "vbucket/bucket_memory.h"
 #include "vbucket/item.h"
 
 namespace syncwrite::vbucket {
 
 class HashTable {
  public:
-  HashTable() = default;
+  explicit HashTable(BucketMemory* memory = nullptr) noexcept : memory_(memory) {}
+  ~HashTable();
   HashTable(const HashTable&) = delete;
   HashTable& operator=(const HashTable&) = delete;
 
@@ -45,7 +51,15 @@ class HashTable {
   // Every key it holds now, copied under the lock. O(size()).
   std::vector<std::string> keys() const;
 
+  // What one key costs the index: its copy and its slot.
+  static size_t slotBytes(std::string_view key) noexcept {
+    return key.size() + sizeof(std::pair<const std::string, QueuedItem>);
+  }
+
  private:
+  void charge(std::string_view key, int64_t sign) noexcept;
+
+  BucketMemory* const memory_;
   mutable base::Mutex mutex_;
   absl::flat_hash_map<std::string, QueuedItem> items_ ABSL_GUARDED_BY(mutex_);
 };

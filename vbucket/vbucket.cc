@@ -9,7 +9,10 @@
 namespace syncwrite::vbucket {
 
 VBucket::VBucket(Vbid id, VBucketState initial_state, CheckpointOptions checkpoint_options)
-    : id_(id), state_(initial_state), checkpoints_(checkpoint_options) {}
+    : id_(id),
+      state_(initial_state),
+      hash_table_(checkpoint_options.memory),
+      checkpoints_(checkpoint_options) {}
 
 bool VBucket::onNotifyingThread() const noexcept {
   return notifying_thread_.load(std::memory_order_acquire) == std::this_thread::get_id();

@@ -20,8 +20,10 @@ VBucketMap::VBucketMap(size_t num_vbuckets, VBucketState initial_state,
   }
 }
 
-VBucketMap::VBucketMap(const config::Configuration& bucket_config, VBucketState initial_state)
-    : VBucketMap(bucket_config.get(config::keys::kMaxVbuckets), initial_state) {}
+VBucketMap::VBucketMap(const config::Configuration& bucket_config, VBucketState initial_state,
+                       CheckpointOptions checkpoint_options)
+    : VBucketMap(bucket_config.get(config::keys::kMaxVbuckets), initial_state, checkpoint_options) {
+}
 
 size_t VBucketMap::countInState(VBucketState state) const noexcept {
   size_t n = 0;

@@ -35,7 +35,8 @@ class VBucketMap {
   VBucketMap(size_t num_vbuckets, VBucketState initial_state,
              CheckpointOptions checkpoint_options = {});
   // max_vbuckets of a bucket-scope configuration.
-  VBucketMap(const config::Configuration& bucket_config, VBucketState initial_state);
+  VBucketMap(const config::Configuration& bucket_config, VBucketState initial_state,
+             CheckpointOptions checkpoint_options = {});
 
   VBucketMap(const VBucketMap&) = delete;
   VBucketMap& operator=(const VBucketMap&) = delete;

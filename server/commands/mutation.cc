@@ -54,6 +54,8 @@ Status statusFor(durability::WriteStatus status) {
       return Status::kKeyExists;
     case durability::WriteStatus::kKeyNotFound:
       return Status::kKeyNotFound;
+    case durability::WriteStatus::kTemporaryFailure:
+      return Status::kEtmpfail;
   }
   return Status::kInternalError;
 }
@@ -161,6 +163,9 @@ Sent send(CommandContext& context, Bucket& bucket, durability::WriteRequest writ
       if (retry_on_cas) return Sent::kCasMoved;
       answerError(context, statusFor(result.status),
                   std::string(durability::toString(result.status)));
+      break;
+    case durability::WriteStatus::kTemporaryFailure:
+      answerError(context, Status::kEtmpfail, memoryFullMessage(bucket));
       break;
     default:
       answerError(context, statusFor(result.status),

@@ -138,6 +138,9 @@ Disposition touch(CommandContext& context) {
       case durability::WriteStatus::kNotActive:
         answerNotMyVbucket(context);
         return Disposition::kAnswered;
+      case durability::WriteStatus::kTemporaryFailure:
+        answerError(context, Status::kEtmpfail, memoryFullMessage(bucket));
+        return Disposition::kAnswered;
       default:
         answerError(context, Status::kInternalError,
                     std::string(durability::toString(result.status)));

@@ -1,6 +1,7 @@
 // Response statuses of the MCBP subset syncwrite speaks. syncwrite-server
-// never answers NotStored, Enomem, Busy or Etmpfail; they are here for the
-// client, which may read them from another server.
+// never answers NotStored, Enomem or Busy; they are here for the client, which
+// may read them from another server. It answers Etmpfail for a write refused
+// at the bucket's memory quota and for a read-modify-write that kept racing.
 //
 // Values and meanings from couchbase/kv_engine docs/BinaryProtocol.md
 // ("Response Status"). The names follow that table; kv_engine's own enum
