@@ -99,14 +99,21 @@ Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
   vbucket_uuids_.resize(vbuckets_.size());
   std::memcpy(vbucket_uuids_.data(), bytes.data(), bytes.size());
   watchMemoryKeys();
+  flusher_ =
+      std::make_unique<SimulatedFlusher>(absl::StrCat("bucket \"", name_, "\" flusher"), vbuckets_,
+                                         pool, [this](vbucket::Vbid vbid, vbucket::Seqno seqno) {
+                                           durability_->notifyLocalPersistence(vbid, seqno);
+                                         });
+  watchFlusherKeys();
 }
 
 Bucket::~Bucket() {
   if (mode_listener_ != 0) config_->removeListener(mode_listener_);
   for (config::Configuration::ListenerId id : fault_listeners_) config_->removeListener(id);
   for (config::Configuration::ListenerId id : memory_listeners_) config_->removeListener(id);
-  // Members go in reverse order: the replicas (stopped by shutdown()), then
-  // the durability layer (which stops its tasks), then the vbuckets and config.
+  // Members go in reverse order: the replicas (stopped by shutdown()), the
+  // flusher (its task unregistered), the durability layer (which stops its
+  // tasks), the recovery task, then the vbuckets, the memory counts and config.
 }
 
 durability::WriteResult Bucket::write(vbucket::Vbid vbid, durability::WriteRequest request,
@@ -121,10 +128,9 @@ durability::WriteResult Bucket::write(vbucket::Vbid vbid, durability::WriteReque
   durability::WriteResult result =
       durability_->write(vbid, std::move(request), std::move(completion));
   if (result.status == durability::WriteStatus::kPending) {
-    // Nothing is kept on disk: the prepare counts as persisted once queued.
-    durability_->notifyLocalPersistence(vbid, result.seqno);
     for (const auto& replica : replicas_) replica->onPrepare(vbid, result.seqno);
   }
+  if (result.seqno != 0) flusher_->markDirty(vbid);
   return result;
 }
 
@@ -189,6 +195,22 @@ void Bucket::watchFaultKeys() {
   millis("simulated_replica_ack_jitter_ms", c.get(keys::kSimulatedReplicaAckJitterMs),
          &SimulatedReplica::setAckJitter);
   if (!c.get(keys::kSimulatedReplicasPaused).empty()) paused(c.get(keys::kSimulatedReplicasPaused));
+}
+
+void Bucket::watchFlusherKeys() {
+  namespace keys = config::keys;
+  config::Configuration& c = *config_;
+  fault_listeners_.push_back(
+      c.addListener(keys::kFlushDelayMs, [this](std::chrono::milliseconds d) {
+        flusher_->setDelay(d);
+        logLine(absl::StrCat("bucket \"", name_, "\": flush_delay_ms = ", d.count()));
+      }));
+  fault_listeners_.push_back(c.addListener(keys::kSimulatedFlusherPaused, [this](bool paused) {
+    flusher_->setPaused(paused);
+    logLine(absl::StrCat("bucket \"", name_, "\": simulated_flusher_paused = ", paused));
+  }));
+  flusher_->setDelay(c.get(keys::kFlushDelayMs));
+  flusher_->setPaused(c.get(keys::kSimulatedFlusherPaused));
 }
 
 void Bucket::applyMemoryLimits() {

@@ -10,11 +10,12 @@
 // validators against the simulated replicas' names and applied to them by
 // listeners, at creation and at every change.
 //
-// Local persistence: the server keeps nothing on disk, so the active counts a
-// prepare as persisted as soon as it is queued — write() reports it to the
-// durability layer (notifyLocalPersistence) right after each accepted
-// SyncWrite. Levels that need persistence on the active therefore behave like
-// majority here; the replicas' acks say what they say.
+// Local persistence: the server keeps nothing on disk; a SimulatedFlusher
+// reads each vbucket's log through its persistence cursor after
+// flush_delay_ms and reports what it read as persisted (notifyLocalPersistence),
+// so levels that need persistence on the active wait for it, and a paused
+// flusher (simulated_flusher_paused) holds them. The replicas' acks say what
+// they say.
 //
 // Memory: the bucket's items are counted in a BucketMemory
 // (vbucket/bucket_memory.h) held to max_size and the checkpoint_memory_*
@@ -44,6 +45,7 @@
 #include "durability/bucket_durability.h"
 #include "executor/executor_pool.h"
 #include "server/server_config.h"
+#include "server/simulated_flusher.h"
 #include "server/simulated_replica.h"
 #include "vbucket/bucket_memory.h"
 #include "vbucket/checkpoint_memory_recovery.h"
@@ -106,6 +108,7 @@ class Bucket {
 
   // The simulated replica called `name`, or null. For tests.
   SimulatedReplica* simulatedReplica(std::string_view name) const;
+  const SimulatedFlusher& flusher() const noexcept { return *flusher_; }
 
  private:
   Bucket(BucketSpec spec, executor::ExecutorPool& pool,
@@ -115,6 +118,8 @@ class Bucket {
   void watchFaultKeys();
   // Registers the memory keys' validators and listeners and applies them.
   void watchMemoryKeys();
+  // Registers the flusher keys' listeners and applies them.
+  void watchFlusherKeys();
   void applyMemoryLimits();
   std::vector<std::string> simulatedNames() const;
 
@@ -127,6 +132,9 @@ class Bucket {
   vbucket::VBucketMap vbuckets_;
   std::unique_ptr<vbucket::CheckpointMemoryRecovery> recovery_;
   std::unique_ptr<durability::BucketDurability> durability_;
+  // After the durability layer, which it reports to: destroyed (and its task
+  // stopped) first.
+  std::unique_ptr<SimulatedFlusher> flusher_;
   std::vector<std::unique_ptr<SimulatedReplica>> replicas_;
   config::Configuration::ListenerId mode_listener_ = 0;
   std::vector<config::Configuration::ListenerId> fault_listeners_;

@@ -104,6 +104,11 @@ StatList memoryStats(const Bucket& bucket) {
       {"memory_recovery_runs", absl::StrCat(r.runs)},
       {"memory_recovery_runs_above_upper_mark", absl::StrCat(r.runs_above_upper_mark)},
       {"writes_refused_for_memory", absl::StrCat(m.writesRefused())},
+      // The one reader with a cursor: how far behind the head it is.
+      {"flusher_items_queued", absl::StrCat(bucket.flusher().itemsQueued())},
+      {"flusher_batches", absl::StrCat(bucket.flusher().batches())},
+      {"flusher_items_flushed", absl::StrCat(bucket.flusher().itemsFlushed())},
+      {"flusher_paused", bucket.flusher().paused() ? "true" : "false"},
   };
 }
 

@@ -21,7 +21,10 @@
 //                checkpoint_items_expelled, checkpoints_removed,
 //                checkpoint_bytes_recovered, memory_recovery_runs,
 //                memory_recovery_runs_above_upper_mark,
-//                writes_refused_for_memory. O(vbuckets).
+//                writes_refused_for_memory; the simulated flusher's
+//                flusher_items_queued (its cursors' distance from the head),
+//                flusher_batches, flusher_items_flushed, flusher_paused.
+//                O(vbuckets).
 //   "tasks"      needs no selected bucket (the idle-CPU harness reads it on a
 //                bare connection): timeout_task_runs_total,
 //                timeout_tasks_total, executor_nonio_threads, and per bucket

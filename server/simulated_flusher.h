@@ -1,0 +1,102 @@
+// SimulatedFlusher: the persistence flusher of a bucket that keeps nothing on
+// disk — it reads each vbucket's log through its own cursor, as kv_engine's
+// flusher does, and reports what it has read as persisted on this node.
+//
+// Every vbucket gets a cursor named kCursor at construction. A write marks its
+// vbucket dirty (markDirty); the first mark after a flush wakes the flusher's
+// executor task. A run waits `flush_delay` first (a simulated disk write; writes
+// that arrive meanwhile join the batch), then, for each dirty vbucket, reads
+// the cursor in batches of kBatch and, when what it read holds a prepare,
+// calls `persisted(vbid, seqno of the last record read)` — the durability
+// layer's notifyLocalPersistence, which lets writes whose level needs
+// persistence on the active (majority_and_persist_on_master,
+// persist_to_majority) commit. An idle bucket runs nothing.
+//
+// Paused (simulated_flusher_paused, for rehearsing a slow or stuck disk): it
+// reads nothing, so persist-level SyncWrites wait (and time out), and the log
+// behind its cursor cannot be expelled: checkpoint memory grows to the
+// checkpoint quota and writes are then refused with Etmpfail. Resumed, it
+// flushes what is queued at once.
+//
+// Commits and aborts queued by the durability layer do not mark a vbucket
+// dirty: they are read with the vbucket's next write (a bounded amount: one
+// per SyncWrite resolved since).
+//
+// Thread-safety: every member may be called from any thread.
+// Lifetime: the map and the pool must outlive this object, and `persisted`
+// must stay callable until its destructor returns (it unregisters the task and
+// waits for a run in progress).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "executor/executor_pool.h"
+#include "vbucket/vbucket_map.h"
+
+namespace syncwrite::server {
+
+class SimulatedFlusher {
+ public:
+  using Persisted = std::function<void(vbucket::Vbid, vbucket::Seqno)>;
+  static constexpr std::string_view kCursor = "persistence";
+  static constexpr size_t kBatch = 1024;
+
+  SimulatedFlusher(std::string name, vbucket::VBucketMap& map, executor::ExecutorPool& pool,
+                   Persisted persisted);
+  ~SimulatedFlusher();
+  SimulatedFlusher(const SimulatedFlusher&) = delete;
+  SimulatedFlusher& operator=(const SimulatedFlusher&) = delete;
+
+  // `vbid` has queued something to flush. Two relaxed loads when the vbucket
+  // is already marked; the first mark after a flush wakes the task.
+  void markDirty(vbucket::Vbid vbid) noexcept {
+    std::atomic<bool>& flag = dirty_[vbid];
+    if (flag.load(std::memory_order_relaxed)) return;
+    // seq_cst with flushDirty()'s clear-then-look: either it sees this mark
+    // or this sees its clear and wakes it.
+    flag.store(true, std::memory_order_seq_cst);
+    if (!any_dirty_.load(std::memory_order_seq_cst) &&
+        !any_dirty_.exchange(true, std::memory_order_acq_rel)) {
+      pool_.wake(id_);
+    }
+  }
+
+  // For the batches that follow.
+  void setDelay(std::chrono::milliseconds delay) noexcept;
+  // Paused: reads nothing. Resumed: flushes what is queued at once.
+  void setPaused(bool paused);
+  bool paused() const noexcept { return paused_.load(std::memory_order_acquire); }
+
+  uint64_t batches() const noexcept { return batches_.load(std::memory_order_relaxed); }
+  uint64_t itemsFlushed() const noexcept { return items_.load(std::memory_order_relaxed); }
+  // Items queued and not yet read by the flusher, over every vbucket: its
+  // cursors' distance from the head. O(vbuckets).
+  size_t itemsQueued() const;
+
+ private:
+  class Task;
+  // One flush of every dirty vbucket; true when one had more than a batch.
+  bool flushDirty();
+
+  vbucket::VBucketMap& map_;
+  executor::ExecutorPool& pool_;
+  const Persisted persisted_;
+  std::unique_ptr<std::atomic<bool>[]> dirty_;  // per vbucket
+  std::atomic<bool> any_dirty_{false};
+  std::atomic<int64_t> delay_ms_{0};
+  std::atomic<bool> paused_{false};
+  std::atomic<uint64_t> batches_{0};
+  std::atomic<uint64_t> items_{0};
+  executor::Taskable owner_;
+  std::shared_ptr<Task> task_;
+  executor::TaskId id_ = executor::kNoTask;
+};
+
+}  // namespace syncwrite::server

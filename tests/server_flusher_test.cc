@@ -1,0 +1,139 @@
+// Integration tests of the simulated flusher (issue 15) on the real
+// syncwrite-server: levels that need persistence on the active wait for it,
+// flush_delay_ms delays them, a paused flusher holds them and — since the log
+// behind its cursor cannot be expelled — fills the checkpoint quota until
+// writes are refused with Etmpfail; resumed, everything goes through. Every
+// assertion on time is a lower bound.
+#include <chrono>
+#include <string>
+
+#include <absl/strings/str_cat.h>
+#include <gtest/gtest.h>
+
+#include "server/protocol/request_encoder.h"
+#include "tests/server_test_support.h"
+
+namespace syncwrite::server {
+namespace {
+
+using namespace std::chrono_literals;
+using protocol::DurabilitySpec;
+using protocol::MutationOptions;
+using protocol::Opcode;
+using protocol::Status;
+using testing::eventually;
+using testing::ServerProcess;
+using testing::statValue;
+
+// One bucket of 16 vbuckets whose chain is the active alone, so only local
+// persistence stands between a persist-level write and its commit.
+std::string config(std::string_view extra = "") {
+  return absl::StrCat(R"({"buckets": {"default": {"max_vbuckets": 16, "max_size": 2097152)",
+                      std::string(extra), "}}}");
+}
+
+MutationOptions level(durability::Level l, uint16_t timeout_ms = 60000) {
+  MutationOptions options;
+  options.durability = DurabilitySpec{l, timeout_ms};
+  return options;
+}
+
+void setParam(protocol::Client& client, std::string_view key, std::string_view value) {
+  auto r = client.setParam(key, value);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->status, Status::kSuccess) << r->errorContext();
+}
+
+TEST(SimulatedFlusher, PersistLevelsWaitForAPausedFlusherAndMajorityDoesNot) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(config(R"(, "simulated_flusher_paused": true)")));
+  auto admin = server.connect();
+  for (durability::Level l :
+       {durability::Level::kMajorityAndPersistOnMaster, durability::Level::kPersistToMajority}) {
+    auto held = server.connect();
+    const uint32_t opaque = held.nextOpaque();
+    std::string request;
+    protocol::appendStore(request, Opcode::kSet, opaque, 1, "persisted", "v", level(l));
+    ASSERT_TRUE(held.sendRaw(request).ok());
+    ASSERT_TRUE(
+        eventually([&] { return statValue(admin, "durability", "sync_writes_in_flight") == 1; }));
+    // Majority needs no disk: it commits while the flusher is paused.
+    auto majority = admin.set(2, "majority", "v", level(durability::Level::kMajority));
+    ASSERT_TRUE(majority.ok());
+    EXPECT_EQ(majority->status, Status::kSuccess) << majority->errorContext();
+    EXPECT_EQ(statValue(admin, "durability", "sync_writes_in_flight"), 1)
+        << "the persist-level write committed with the flusher paused";
+
+    setParam(admin, "simulated_flusher_paused", "false");
+    auto answer = held.readResponse();
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    EXPECT_EQ(answer->opaque, opaque);
+    EXPECT_EQ(answer->status, Status::kSuccess) << answer->errorContext();
+    setParam(admin, "simulated_flusher_paused", "true");
+  }
+  EXPECT_GT(statValue(admin, "memory", "flusher_batches"), 0);
+}
+
+TEST(SimulatedFlusher, APersistLevelWriteTimesOutAmbiguousBehindAPausedFlusher) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(config(R"(, "simulated_flusher_paused": true)")));
+  auto client = server.connect();
+  const auto start = std::chrono::steady_clock::now();
+  auto r = client.set(3, "k", "v", level(durability::Level::kPersistToMajority, 100));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, Status::kSyncWriteAmbiguous);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 100ms);
+}
+
+TEST(SimulatedFlusher, FlushDelayHoldsPersistLevelWritesAtLeastThatLong) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(config(R"(, "flush_delay_ms": 150)")));
+  auto client = server.connect();
+  const auto start = std::chrono::steady_clock::now();
+  auto r = client.set(4, "k", "v", level(durability::Level::kMajorityAndPersistOnMaster));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, Status::kSuccess) << r->errorContext();
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 150ms);
+  setParam(client, "flush_delay_ms", "0");
+  auto fast = client.set(4, "k2", "v", level(durability::Level::kMajorityAndPersistOnMaster));
+  ASSERT_TRUE(fast.ok());
+  EXPECT_EQ(fast->status, Status::kSuccess);
+}
+
+TEST(SimulatedFlusher, APausedFlusherFillsTheCheckpointQuotaThenWritesAreRefusedUntilItResumes) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(config(R"(, "simulated_flusher_paused": true)")));
+  auto client = server.connect();
+  const std::string value(4096, 'v');
+  int accepted = 0;
+  bool refused = false;
+  // Few keys: the live data stays small, so only the log can fill.
+  for (int i = 0; i < 5000 && !refused; ++i) {
+    auto r = client.set(static_cast<uint16_t>(i % 16), "k" + std::to_string(i % 8), value);
+    ASSERT_TRUE(r.ok());
+    if (r->status == Status::kEtmpfail) {
+      refused = true;
+      EXPECT_NE(r->errorContext().find("checkpoint memory"), std::string::npos);
+    } else {
+      ASSERT_EQ(r->status, Status::kSuccess) << r->errorContext();
+      ++accepted;
+    }
+  }
+  ASSERT_TRUE(refused) << "20 MiB of log accepted behind a paused flusher under a 2 MiB quota";
+  EXPECT_GT(statValue(client, "memory", "flusher_items_queued"), accepted / 2);
+  EXPECT_GE(statValue(client, "memory", "checkpoint_memory"),
+            statValue(client, "memory", "checkpoint_memory_quota"));
+  auto read = client.get(1, "k1");
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->status, Status::kSuccess) << "reads go on";
+
+  setParam(client, "simulated_flusher_paused", "false");
+  ASSERT_TRUE(eventually([&] {
+    auto r = client.set(0, "after", value);
+    return r.ok() && r->status == Status::kSuccess;
+  }));
+  EXPECT_TRUE(eventually([&] { return statValue(client, "memory", "flusher_items_queued") == 0; }));
+}
+
+}  // namespace
+}  // namespace syncwrite::server
