@@ -45,7 +45,8 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
         replica.name, replica.ack_delay, replica.ack_jitter, io,
         [self](vbucket::Vbid vbid, const std::string& node, vbucket::Seqno seqno) {
           self->durability_->seqnoAcknowledged(vbid, node, seqno);
-        }));
+        },
+        &bucket->vbuckets_));
     simulated_names.push_back(
         absl::StrCat(replica.name, " (", replica.ack_delay.count(), " ms",
                      replica.ack_jitter.count() > 0
@@ -85,7 +86,7 @@ Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
       uuid_(randomHex(16)),
       config_(std::move(spec.config)),
       vbuckets_(*config_, vbucket::VBucketState::kActive,
-                vbucket::CheckpointOptions{.memory = &memory_}),
+                vbucket::CheckpointOptions{.memory = &memory_, .listener = this}),
       recovery_(std::make_unique<vbucket::CheckpointMemoryRecovery>(
           absl::StrCat("bucket \"", name_, "\" checkpoint memory"), vbuckets_, memory_, pool)),
       durability_(std::make_unique<durability::BucketDurability>(
@@ -127,11 +128,13 @@ durability::WriteResult Bucket::write(vbucket::Vbid vbid, durability::WriteReque
   }
   durability::WriteResult result =
       durability_->write(vbid, std::move(request), std::move(completion));
-  if (result.status == durability::WriteStatus::kPending) {
-    for (const auto& replica : replicas_) replica->onPrepare(vbid, result.seqno);
-  }
-  if (result.seqno != 0) flusher_->markDirty(vbid);
   return result;
+}
+
+void Bucket::queued(vbucket::Vbid vbid) noexcept {
+  // Null only while the bucket is built, before anything can be written.
+  if (flusher_) flusher_->markDirty(vbid);
+  for (const auto& replica : replicas_) replica->markDirty(vbid);
 }
 
 std::vector<std::string> Bucket::simulatedNames() const {

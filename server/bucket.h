@@ -53,7 +53,7 @@
 
 namespace syncwrite::server {
 
-class Bucket {
+class Bucket final : private vbucket::QueueListener {
  public:
   // Builds the bucket described by `spec`, with `node_name` as the active of
   // its chain. InvalidArgument when the chain is not a valid topology. Logs
@@ -109,6 +109,9 @@ class Bucket {
   // The simulated replica called `name`, or null. For tests.
   SimulatedReplica* simulatedReplica(std::string_view name) const;
   const SimulatedFlusher& flusher() const noexcept { return *flusher_; }
+  const std::vector<std::unique_ptr<SimulatedReplica>>& simulatedReplicas() const noexcept {
+    return replicas_;
+  }
 
  private:
   Bucket(BucketSpec spec, executor::ExecutorPool& pool,
@@ -122,6 +125,9 @@ class Bucket {
   void watchFlusherKeys();
   void applyMemoryLimits();
   std::vector<std::string> simulatedNames() const;
+  // A vbucket queued something (a write, a commit, an abort): the flusher and
+  // each simulated replica's stream have something to read.
+  void queued(vbucket::Vbid vbid) noexcept override;
 
   const std::string name_;
   const std::string uuid_;

@@ -37,17 +37,11 @@ class SimulatedFlusher::Task final : public executor::Task {
 
 SimulatedFlusher::SimulatedFlusher(std::string name, vbucket::VBucketMap& map,
                                    executor::ExecutorPool& pool, Persisted persisted)
-    : map_(map),
-      pool_(pool),
+    : pool_(pool),
       persisted_(std::move(persisted)),
-      dirty_(std::make_unique<std::atomic<bool>[]>(map.size())),
+      reader_(map, std::string(kCursor)),
       owner_(std::move(name)),
       task_(std::make_shared<Task>(owner_, *this)) {
-  for (size_t id = 0; id < map_.size(); ++id) {
-    map_.at(static_cast<vbucket::Vbid>(id))
-        .checkpointManager()
-        .registerCursor(std::string(kCursor));
-  }
   id_ = pool_.schedule(task_);
 }
 
@@ -59,42 +53,20 @@ void SimulatedFlusher::setDelay(std::chrono::milliseconds delay) noexcept {
 
 void SimulatedFlusher::setPaused(bool paused) {
   paused_.store(paused, std::memory_order_release);
-  if (!paused && any_dirty_.load(std::memory_order_acquire)) pool_.wake(id_);
+  if (!paused && reader_.anyDirty()) pool_.wake(id_);
 }
 
 bool SimulatedFlusher::flushDirty() {
-  // Cleared before reading: a write queued after this store marks again and
-  // wakes the task for one more run; one queued before it is read below.
-  any_dirty_.store(false, std::memory_order_seq_cst);
-  bool more = false;
-  for (size_t id = 0; id < map_.size(); ++id) {
-    if (!dirty_[id].load(std::memory_order_seq_cst)) continue;
-    dirty_[id].store(false, std::memory_order_seq_cst);
-    const auto vbid = static_cast<vbucket::Vbid>(id);
-    std::vector<vbucket::LogRecord> records =
-        map_.at(vbid).checkpointManager().readItems(kCursor, kBatch);
-    if (records.empty()) continue;
-    batches_.fetch_add(1, std::memory_order_relaxed);
-    items_.fetch_add(records.size(), std::memory_order_relaxed);
-    bool prepare = false;
-    for (const vbucket::LogRecord& r : records) prepare |= r.op == vbucket::QueueOp::kPrepare;
-    if (prepare) persisted_(vbid, records.back().seqno);
-    if (records.size() == kBatch) {
-      // More behind it: stay dirty for the next run, which comes at once.
-      dirty_[id].store(true, std::memory_order_relaxed);
-      any_dirty_.store(true, std::memory_order_relaxed);
-      more = true;
-    }
-  }
-  return more;
-}
-
-size_t SimulatedFlusher::itemsQueued() const {
-  size_t n = 0;
-  for (size_t id = 0; id < map_.size(); ++id) {
-    n += map_.at(static_cast<vbucket::Vbid>(id)).checkpointManager().itemsRemaining(kCursor);
-  }
-  return n;
+  return reader_.readDirty(kBatch,
+                           [this](vbucket::Vbid vbid, std::vector<vbucket::LogRecord>& records) {
+                             batches_.fetch_add(1, std::memory_order_relaxed);
+                             items_.fetch_add(records.size(), std::memory_order_relaxed);
+                             bool prepare = false;
+                             for (const vbucket::LogRecord& r : records) {
+                               prepare |= r.op == vbucket::QueueOp::kPrepare;
+                             }
+                             if (prepare) persisted_(vbid, records.back().seqno);
+                           });
 }
 
 }  // namespace syncwrite::server

@@ -2,14 +2,13 @@
 // disk — it reads each vbucket's log through its own cursor, as kv_engine's
 // flusher does, and reports what it has read as persisted on this node.
 //
-// Every vbucket gets a cursor named kCursor at construction. A write marks its
-// vbucket dirty (markDirty); the first mark after a flush wakes the flusher's
-// executor task. A run waits `flush_delay` first (a simulated disk write; writes
-// that arrive meanwhile join the batch), then, for each dirty vbucket, reads
-// the cursor in batches of kBatch and, when what it read holds a prepare,
-// calls `persisted(vbid, seqno of the last record read)` — the durability
-// layer's notifyLocalPersistence, which lets writes whose level needs
-// persistence on the active (majority_and_persist_on_master,
+// Every vbucket gets a cursor named kCursor at construction (a
+// LogCursorReader). Each queued item marks its vbucket dirty (markDirty); the
+// first mark after a flush wakes the flusher's executor task. A run waits `flush_delay` first (a
+// simulated disk write; writes that arrive meanwhile join the batch), then, for each dirty vbucket,
+// reads the cursor in batches of kBatch and, when what it read holds a prepare, calls
+// `persisted(vbid, seqno of the last record read)` — the durability layer's notifyLocalPersistence,
+// which lets writes whose level needs persistence on the active (majority_and_persist_on_master,
 // persist_to_majority) commit. An idle bucket runs nothing.
 //
 // Paused (simulated_flusher_paused, for rehearsing a slow or stuck disk): it
@@ -18,9 +17,9 @@
 // checkpoint quota and writes are then refused with Etmpfail. Resumed, it
 // flushes what is queued at once.
 //
-// Commits and aborts queued by the durability layer do not mark a vbucket
-// dirty: they are read with the vbucket's next write (a bounded amount: one
-// per SyncWrite resolved since).
+// What marks a vbucket: the bucket, told of every item its vbuckets queue
+// (vbucket::QueueListener) — writes, and the commits and aborts the
+// durability layer queues.
 //
 // Thread-safety: every member may be called from any thread.
 // Lifetime: the map and the pool must outlive this object, and `persisted`
@@ -38,6 +37,7 @@
 #include <vector>
 
 #include "executor/executor_pool.h"
+#include "server/log_cursor_reader.h"
 #include "vbucket/vbucket_map.h"
 
 namespace syncwrite::server {
@@ -54,18 +54,10 @@ class SimulatedFlusher {
   SimulatedFlusher(const SimulatedFlusher&) = delete;
   SimulatedFlusher& operator=(const SimulatedFlusher&) = delete;
 
-  // `vbid` has queued something to flush. Two relaxed loads when the vbucket
-  // is already marked; the first mark after a flush wakes the task.
+  // `vbid` has queued something to flush; the first mark after a flush wakes
+  // the task (LogCursorReader::markDirty).
   void markDirty(vbucket::Vbid vbid) noexcept {
-    std::atomic<bool>& flag = dirty_[vbid];
-    if (flag.load(std::memory_order_relaxed)) return;
-    // seq_cst with flushDirty()'s clear-then-look: either it sees this mark
-    // or this sees its clear and wakes it.
-    flag.store(true, std::memory_order_seq_cst);
-    if (!any_dirty_.load(std::memory_order_seq_cst) &&
-        !any_dirty_.exchange(true, std::memory_order_acq_rel)) {
-      pool_.wake(id_);
-    }
+    if (reader_.markDirty(vbid)) pool_.wake(id_);
   }
 
   // For the batches that follow.
@@ -78,18 +70,16 @@ class SimulatedFlusher {
   uint64_t itemsFlushed() const noexcept { return items_.load(std::memory_order_relaxed); }
   // Items queued and not yet read by the flusher, over every vbucket: its
   // cursors' distance from the head. O(vbuckets).
-  size_t itemsQueued() const;
+  size_t itemsQueued() const { return reader_.itemsQueued(); }
 
  private:
   class Task;
   // One flush of every dirty vbucket; true when one had more than a batch.
   bool flushDirty();
 
-  vbucket::VBucketMap& map_;
   executor::ExecutorPool& pool_;
   const Persisted persisted_;
-  std::unique_ptr<std::atomic<bool>[]> dirty_;  // per vbucket
-  std::atomic<bool> any_dirty_{false};
+  LogCursorReader reader_;
   std::atomic<int64_t> delay_ms_{0};
   std::atomic<bool> paused_{false};
   std::atomic<uint64_t> batches_{0};

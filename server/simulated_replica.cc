@@ -10,31 +10,62 @@ namespace syncwrite::server {
 
 SimulatedReplica::SimulatedReplica(std::string name, std::chrono::milliseconds ack_delay,
                                    std::chrono::milliseconds ack_jitter,
-                                   boost::asio::io_context& io, Acknowledge acknowledge)
+                                   boost::asio::io_context& io, Acknowledge acknowledge,
+                                   vbucket::VBucketMap* map)
     : name_(std::move(name)),
       ack_delay_ms_(ack_delay.count()),
       ack_jitter_ms_(ack_jitter.count()),
       acknowledge_(std::move(acknowledge)),
       strand_(boost::asio::make_strand(io)),
       timer_(strand_),
-      rng_(static_cast<std::minstd_rand::result_type>(std::hash<std::string>{}(name_))) {}
+      rng_(static_cast<std::minstd_rand::result_type>(std::hash<std::string>{}(name_))) {
+  if (map != nullptr) stream_ = std::make_unique<LogCursorReader>(*map, "replica:" + name_);
+}
+
+SimulatedReplica::~SimulatedReplica() = default;
+
+void SimulatedReplica::markDirty(vbucket::Vbid vbid) {
+  if (stream_ && stream_->markDirty(vbid)) boost::asio::post(strand_, [this] { readStream(); });
+}
+
+void SimulatedReplica::readStream() {
+  // Stopped: it reads no more (the cursor stays where it is; the bucket is
+  // going away).
+  if (stopped_) return;
+  const auto received = std::chrono::steady_clock::now();
+  const int64_t jitter_ms = ack_jitter_ms_.load(std::memory_order_relaxed);
+  constexpr size_t kBatch = 1024;
+  const bool more =
+      stream_->readDirty(kBatch, [&](vbucket::Vbid vbid, std::vector<vbucket::LogRecord>& records) {
+        for (const vbucket::LogRecord& r : records) {
+          if (r.op == vbucket::QueueOp::kPrepare) receive(vbid, r.seqno, received, jitter_ms);
+        }
+      });
+  // More than a batch behind: read on, after what else is queued on the strand.
+  if (more) boost::asio::post(strand_, [this] { readStream(); });
+}
 
 void SimulatedReplica::onPrepare(vbucket::Vbid vbid, vbucket::Seqno seqno) {
   const auto received = std::chrono::steady_clock::now();
   const int64_t jitter_ms = ack_jitter_ms_.load(std::memory_order_relaxed);
   boost::asio::post(strand_, [this, received, jitter_ms, vbid, seqno] {
     if (stopped_) return;
-    std::chrono::microseconds jitter{0};
-    if (jitter_ms > 0) {
-      // Uniform in 0..jitter, to the microsecond.
-      jitter = std::chrono::microseconds(rng_() % static_cast<uint64_t>(jitter_ms * 1000 + 1));
-    }
-    // Never before the entry ahead of it: one replica's acks stay in order.
-    const auto due = std::max(received + ackDelay() + jitter, last_due_);
-    last_due_ = due;
-    pending_.push_back(Pending{received, jitter, due, vbid, seqno});
-    if (!armed_ && !paused_) armForHead();
+    receive(vbid, seqno, received, jitter_ms);
   });
+}
+
+void SimulatedReplica::receive(vbucket::Vbid vbid, vbucket::Seqno seqno,
+                               std::chrono::steady_clock::time_point received, int64_t jitter_ms) {
+  std::chrono::microseconds jitter{0};
+  if (jitter_ms > 0) {
+    // Uniform in 0..jitter, to the microsecond.
+    jitter = std::chrono::microseconds(rng_() % static_cast<uint64_t>(jitter_ms * 1000 + 1));
+  }
+  // Never before the entry ahead of it: one replica's acks stay in order.
+  const auto due = std::max(received + ackDelay() + jitter, last_due_);
+  last_due_ = due;
+  pending_.push_back(Pending{received, jitter, due, vbid, seqno});
+  if (!armed_ && !paused_) armForHead();
 }
 
 void SimulatedReplica::setAckDelay(std::chrono::milliseconds delay) {

@@ -1,11 +1,15 @@
 // SimulatedReplica: a replica node the server acknowledges for itself.
 //
 // A bucket whose config lists a replica under "simulated_replicas" gets one of
-// these per such replica. For each SyncWrite the bucket accepts it is told the
-// prepare (onPrepare), and `ack_delay` (plus a random 0..`ack_jitter`) later it
-// acknowledges that prepare's seqno to the bucket's durability layer, as a
+// these per such replica. It receives the bucket's changes as a replica's DCP
+// stream would: given the vbucket map, it reads every vbucket's log through a
+// cursor of its own ("replica:<name>", a LogCursorReader), on its strand, when
+// the bucket marks a vbucket written (markDirty); each prepare it reads it
+// receives (onPrepare), and `ack_delay` (plus a random 0..`ack_jitter`) later
+// it acknowledges that prepare's seqno to the bucket's durability layer, as a
 // real replica would with DCP_SEQNO_ACKNOWLEDGED once it had received the
-// prepare.
+// prepare. Without a map (unit tests) it has no cursor and is told of
+// prepares by calling onPrepare directly.
 //
 // Faults a test can steer at run time (replica_faults.h): the delay may change
 // (for the acks it holds too: each is then due the new delay after its
@@ -35,6 +39,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 
@@ -42,7 +47,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
+#include "server/log_cursor_reader.h"
 #include "vbucket/item.h"
+#include "vbucket/vbucket_map.h"
 #include "vbucket/vbucket_state.h"
 
 namespace syncwrite::server {
@@ -54,7 +61,8 @@ class SimulatedReplica {
 
   SimulatedReplica(std::string name, std::chrono::milliseconds ack_delay,
                    std::chrono::milliseconds ack_jitter, boost::asio::io_context& io,
-                   Acknowledge acknowledge);
+                   Acknowledge acknowledge, vbucket::VBucketMap* map = nullptr);
+  ~SimulatedReplica();
   SimulatedReplica(const SimulatedReplica&) = delete;
   SimulatedReplica& operator=(const SimulatedReplica&) = delete;
 
@@ -66,7 +74,16 @@ class SimulatedReplica {
     return std::chrono::milliseconds(ack_jitter_ms_.load(std::memory_order_relaxed));
   }
 
-  // The bucket queued prepare `seqno` in `vbid`: acknowledge it ack_delay
+  // The bucket queued something in `vbid`: the stream reads it (with a map;
+  // without one this does nothing). The first mark since the last read posts
+  // a read to the strand; later ones cost two relaxed loads.
+  void markDirty(vbucket::Vbid vbid);
+
+  // The stream's distance from the head of the logs (0 without a map).
+  // O(vbuckets).
+  size_t itemsQueued() const { return stream_ ? stream_->itemsQueued() : 0; }
+
+  // Prepare `seqno` of `vbid` was received: acknowledge it ack_delay
   // (+ jitter) from now, or later if paused. Asynchronous (a post to the
   // strand); never blocks.
   void onPrepare(vbucket::Vbid vbid, vbucket::Seqno seqno);
@@ -97,6 +114,10 @@ class SimulatedReplica {
     vbucket::Seqno seqno;
   };
 
+  // Queues the ack of a prepare received at `received`. On the strand.
+  void receive(vbucket::Vbid vbid, vbucket::Seqno seqno,
+               std::chrono::steady_clock::time_point received, int64_t jitter_ms);
+  void readStream();                            // on the strand
   void armForHead();                            // on the strand
   void onTimer();                               // on the strand
   void redue(std::chrono::milliseconds delay);  // on the strand
@@ -106,7 +127,8 @@ class SimulatedReplica {
   std::atomic<int64_t> ack_jitter_ms_;
   const Acknowledge acknowledge_;
   boost::asio::strand<boost::asio::io_context::executor_type> strand_;
-  boost::asio::steady_timer timer_;  // used on the strand only
+  boost::asio::steady_timer timer_;          // used on the strand only
+  std::unique_ptr<LogCursorReader> stream_;  // null without a map
 
   // On the strand only.
   std::deque<Pending> pending_;

@@ -87,7 +87,7 @@ StatList memoryStats(const Bucket& bucket) {
     items += s.num_items;
     checkpoints += s.num_checkpoints;
   }
-  return {
+  StatList stats{
       {"mem_used", absl::StrCat(m.memUsed())},
       {"max_size", absl::StrCat(limits.quota)},
       {"item_bytes", absl::StrCat(m.itemBytes())},
@@ -110,6 +110,12 @@ StatList memoryStats(const Bucket& bucket) {
       {"flusher_items_flushed", absl::StrCat(bucket.flusher().itemsFlushed())},
       {"flusher_paused", bucket.flusher().paused() ? "true" : "false"},
   };
+  // Each simulated replica's stream: how far behind the head its cursor is.
+  for (const auto& replica : bucket.simulatedReplicas()) {
+    stats.emplace_back(absl::StrCat("replica:", replica->name(), ":items_queued"),
+                       absl::StrCat(replica->itemsQueued()));
+  }
+  return stats;
 }
 
 }  // namespace

@@ -23,7 +23,9 @@
 //                memory_recovery_runs_above_upper_mark,
 //                writes_refused_for_memory; the simulated flusher's
 //                flusher_items_queued (its cursors' distance from the head),
-//                flusher_batches, flusher_items_flushed, flusher_paused.
+//                flusher_batches, flusher_items_flushed, flusher_paused;
+//                and replica:<name>:items_queued for each simulated
+//                replica's stream.
 //                O(vbuckets).
 //   "tasks"      needs no selected bucket (the idle-CPU harness reads it on a
 //                bare connection): timeout_task_runs_total,

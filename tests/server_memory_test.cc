@@ -181,6 +181,9 @@ TEST(ServerMemory, PreparesHeldByAPausedReplicaFillTheQuotaUntilItResumes) {
   }
   EXPECT_EQ(committed, held);
   EXPECT_EQ(committed + refused, kWrites) << "an answer other than success or Etmpfail";
+  // The replica's stream read every prepare and commit through its cursor.
+  EXPECT_TRUE(
+      eventually([&] { return statValue(admin, "memory", "replica:replica1:items_queued") == 0; }));
   // The committed prepares are now live data filling the quota; deleting
   // half of them makes room, and writes succeed again.
   for (int i = 0; i < kWrites; i += 2) {

@@ -126,6 +126,20 @@ TEST(BucketMemory, LimitsLoweredBelowWhatIsHeldStartARecovery) {
   EXPECT_EQ(calls, 1);
 }
 
+TEST(CheckpointManager, TheListenerIsToldOfEveryQueuedItemWithItsVbucket) {
+  struct Counting final : QueueListener {
+    void queued(Vbid vbid) noexcept override { seen.push_back(vbid); }
+    std::vector<Vbid> seen;
+  } listener;
+  VBucketMap map(4, VBucketState::kActive, CheckpointOptions{.listener = &listener});
+  CheckpointManager& m = map.at(3).checkpointManager();
+  m.queue(QueueOp::kMutation, "k", "v", 1);
+  QueuedPrepare prepare = m.queuePrepare("p", "v", 2);
+  m.queueResolution(QueueOp::kAbort, prepare);
+  map.at(1).checkpointManager().queue(QueueOp::kMutation, "k", "v", 3);
+  EXPECT_EQ(listener.seen, (std::vector<Vbid>{3, 3, 3, 1}));
+}
+
 // A bucket-like set-up: a map whose vbuckets charge one BucketMemory.
 struct Fixture {
   explicit Fixture(size_t vbuckets = 8)

@@ -180,6 +180,7 @@ void CheckpointManager::chargeEntry(const Item& item) noexcept {
     options_.memory->addCheckpointBytes(
         static_cast<int64_t>(sizeof(CheckpointEntry) + item.estimatedSize()));
   }
+  if (options_.listener != nullptr) options_.listener->queued(options_.vbid);
 }
 
 uint64_t CheckpointManager::createCheckpoint() {

@@ -51,8 +51,20 @@
 #include "vbucket/checkpoint.h"
 #include "vbucket/expelled_items.h"
 #include "vbucket/item.h"
+#include "vbucket/vbucket_state.h"
 
 namespace syncwrite::vbucket {
+
+// Told, after the lock is released, that a vbucket's manager queued an item:
+// how the bucket's readers (a flusher, a replica's stream) learn there is
+// something to read, whoever queued it (a write, a commit, an abort).
+class QueueListener {
+ public:
+  virtual void queued(Vbid vbid) noexcept = 0;
+
+ protected:
+  ~QueueListener() = default;
+};
 
 struct CheckpointOptions {
   // The open checkpoint closes when it holds this many items and another is
@@ -62,6 +74,10 @@ struct CheckpointOptions {
   // blocks are charged to it from allocation to free, checkpoint entries from
   // queue to expel. Must outlive the manager and every item it queued.
   BucketMemory* memory = nullptr;
+  // Told of every queued item, with `vbid` (VBucket sets it to its own id),
+  // or null for none. Must outlive the manager.
+  QueueListener* listener = nullptr;
+  Vbid vbid = 0;
 };
 
 struct CheckpointStats {
@@ -156,7 +172,8 @@ class alignas(64) CheckpointManager {
 
   // Checks, at compile time, the layout described above the class.
   static void checkLayout() noexcept;
-  // Charges the entry just queued for `item` to options_.memory. No lock.
+  // Charges the entry just queued for `item` to options_.memory and tells
+  // the listener. No lock.
   void chargeEntry(const Item& item) noexcept;
   // extractItemsToExpel() without the memory charge; takes the lock.
   ExpelledItems extractLocked(ExpelMethod method);

@@ -8,11 +8,18 @@
 
 namespace syncwrite::vbucket {
 
+namespace {
+CheckpointOptions withVbid(CheckpointOptions options, Vbid id) {
+  options.vbid = id;
+  return options;
+}
+}  // namespace
+
 VBucket::VBucket(Vbid id, VBucketState initial_state, CheckpointOptions checkpoint_options)
     : id_(id),
       state_(initial_state),
       hash_table_(checkpoint_options.memory),
-      checkpoints_(checkpoint_options) {}
+      checkpoints_(withVbid(checkpoint_options, id)) {}
 
 bool VBucket::onNotifyingThread() const noexcept {
   return notifying_thread_.load(std::memory_order_acquire) == std::this_thread::get_id();

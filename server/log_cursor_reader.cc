@@ -1,0 +1,54 @@
+#include "server/log_cursor_reader.h"
+
+#include <utility>
+
+namespace syncwrite::server {
+
+LogCursorReader::LogCursorReader(vbucket::VBucketMap& map, std::string cursor)
+    : map_(map),
+      cursor_(std::move(cursor)),
+      dirty_(std::make_unique<std::atomic<bool>[]>(map.size())) {
+  for (size_t id = 0; id < map_.size(); ++id) {
+    map_.at(static_cast<vbucket::Vbid>(id)).checkpointManager().registerCursor(cursor_);
+  }
+}
+
+LogCursorReader::~LogCursorReader() {
+  for (size_t id = 0; id < map_.size(); ++id) {
+    map_.at(static_cast<vbucket::Vbid>(id)).checkpointManager().removeCursor(cursor_);
+  }
+}
+
+bool LogCursorReader::readDirty(
+    size_t batch, absl::FunctionRef<void(vbucket::Vbid, std::vector<vbucket::LogRecord>&)> fn) {
+  // Cleared before reading: a write queued after this store marks again and
+  // reports a first mark; one queued before it is read below (the manager's
+  // lock orders the two).
+  any_dirty_.store(false, std::memory_order_seq_cst);
+  bool more = false;
+  for (size_t id = 0; id < map_.size(); ++id) {
+    if (!dirty_[id].load(std::memory_order_seq_cst)) continue;
+    dirty_[id].store(false, std::memory_order_seq_cst);
+    const auto vbid = static_cast<vbucket::Vbid>(id);
+    std::vector<vbucket::LogRecord> records =
+        map_.at(vbid).checkpointManager().readItems(cursor_, batch);
+    if (records.size() == batch) {
+      // More behind it: stay marked for the next read.
+      dirty_[id].store(true, std::memory_order_relaxed);
+      any_dirty_.store(true, std::memory_order_relaxed);
+      more = true;
+    }
+    if (!records.empty()) fn(vbid, records);
+  }
+  return more;
+}
+
+size_t LogCursorReader::itemsQueued() const {
+  size_t n = 0;
+  for (size_t id = 0; id < map_.size(); ++id) {
+    n += map_.at(static_cast<vbucket::Vbid>(id)).checkpointManager().itemsRemaining(cursor_);
+  }
+  return n;
+}
+
+}  // namespace syncwrite::server

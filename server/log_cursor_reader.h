@@ -1,0 +1,77 @@
+// LogCursorReader: one reader of a bucket's checkpoint logs — a cursor of its
+// own on every vbucket, read only where something was queued since the last
+// read.
+//
+// A writer calls markDirty(vbid) after queueing; the first mark since the
+// last readDirty() returns true, and the caller then wakes whatever runs
+// readDirty() (an executor task, a strand). readDirty() visits the marked
+// vbuckets and reads up to a batch of records from each; a vbucket with more
+// stays marked.
+//
+// Memory: the cursor holds back expel (vbucket/checkpoint_manager.h): what it
+// has not read stays in memory, so a reader that stops reading makes
+// checkpoint memory grow until the bucket refuses writes (docs/memory.md).
+//
+// Thread-safety: markDirty() and itemsQueued() from any thread; readDirty()
+// from one thread at a time (its caller's task or strand).
+// Lifetime: the map must outlive the reader; the destructor removes the
+// cursors.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <absl/functional/function_ref.h>
+
+#include "vbucket/vbucket_map.h"
+
+namespace syncwrite::server {
+
+class LogCursorReader {
+ public:
+  // Registers `cursor` on every vbucket of `map`, at the oldest item in
+  // memory.
+  LogCursorReader(vbucket::VBucketMap& map, std::string cursor);
+  ~LogCursorReader();
+  LogCursorReader(const LogCursorReader&) = delete;
+  LogCursorReader& operator=(const LogCursorReader&) = delete;
+
+  const std::string& cursor() const noexcept { return cursor_; }
+
+  // `vbid` has something new to read. True for the first mark since the last
+  // readDirty(): the caller must then have readDirty() run. Two relaxed
+  // loads when the vbucket is already marked.
+  bool markDirty(vbucket::Vbid vbid) noexcept {
+    std::atomic<bool>& flag = dirty_[vbid];
+    if (flag.load(std::memory_order_relaxed)) return false;
+    // seq_cst with readDirty()'s clear-then-look: either it sees this mark or
+    // this sees its clear and reports a first mark.
+    flag.store(true, std::memory_order_seq_cst);
+    return !any_dirty_.load(std::memory_order_seq_cst) &&
+           !any_dirty_.exchange(true, std::memory_order_acq_rel);
+  }
+
+  // Reads up to `batch` records of each marked vbucket and calls `fn(vbid,
+  // records)` for each non-empty read. True when a vbucket had more than a
+  // batch (it stays marked, and the caller should run readDirty() again).
+  bool readDirty(size_t batch,
+                 absl::FunctionRef<void(vbucket::Vbid, std::vector<vbucket::LogRecord>&)> fn);
+
+  // True while some vbucket is marked.
+  bool anyDirty() const noexcept { return any_dirty_.load(std::memory_order_acquire); }
+
+  // Records queued and not yet read, over every vbucket: the cursors'
+  // distance from the head. O(vbuckets).
+  size_t itemsQueued() const;
+
+ private:
+  vbucket::VBucketMap& map_;
+  const std::string cursor_;
+  std::unique_ptr<std::atomic<bool>[]> dirty_;  // per vbucket
+  std::atomic<bool> any_dirty_{false};
+};
+
+}  // namespace syncwrite::server
