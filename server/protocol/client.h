@@ -177,7 +177,9 @@ class Client {
   // The socket's file descriptor (-1 once closed), for a caller that waits on
   // many clients at once with poll/epoll (bench/timeout_precision). Wait only
   // for readability on it, and read through readResponse(): never read or
-  // write the descriptor itself.
+  // write the descriptor itself — unless the caller takes the connection over
+  // for good (bench/mcbp_load, after the session is set up): from its first
+  // read or write on, it calls no method but the destructor.
   int nativeHandle() noexcept;
 
  private:

@@ -1,0 +1,290 @@
+#include "bench/mcbp_load/connection.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <utility>
+
+#include <absl/strings/str_cat.h>
+
+#include "server/protocol/request_encoder.h"
+#include "server/protocol/vbucket_hash.h"
+
+namespace syncwrite::bench::mcbp_load {
+
+namespace protocol = server::protocol;
+
+namespace {
+
+constexpr size_t kHeaderSize = 24;
+constexpr size_t kRecvBufferSize = size_t{256} * 1024;
+constexpr uint8_t kResponseMagic = 0x81;
+constexpr uint8_t kAltResponseMagic = 0x18;  // with framing extras (length at byte 2)
+constexpr std::chrono::milliseconds kHangGuard{30'000};
+
+uint32_t Load32(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return (uint32_t{u[0]} << 24) | (uint32_t{u[1]} << 16) | (uint32_t{u[2]} << 8) | u[3];
+}
+
+uint16_t Load16(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return static_cast<uint16_t>((u[0] << 8) | u[1]);
+}
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// "key<N>" into `key`, reusing its capacity.
+void FormatKey(std::string& key, uint32_t n) {
+  char digits[10];
+  const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+  key.assign("key");
+  key.append(digits, end);
+}
+
+}  // namespace
+
+Workload Workload::Build(const LoadOptions& options) {
+  Workload workload;
+  workload.value.assign(options.value_size, 'v');
+  workload.vbucket_of_key.assign(options.keys, 0);
+  if (!options.plain_memcached) {
+    std::string key;
+    for (uint32_t n = 0; n < options.keys; ++n) {
+      FormatKey(key, n);
+      workload.vbucket_of_key[n] = protocol::vbucketOfKey(key, options.vbuckets);
+    }
+  }
+  return workload;
+}
+
+Connection::Connection(const LoadOptions& options, const Workload& workload, unsigned index,
+                       protocol::Client client)
+    : options_(options),
+      workload_(workload),
+      index_(index),
+      client_(std::move(client)),
+      fd_(client_.nativeHandle()),
+      random_(options.seed * 1'000'003 + index),
+      in_(kRecvBufferSize) {}
+
+absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const LoadOptions& options,
+                                                             const Workload& workload,
+                                                             unsigned index) {
+  protocol::ClientOptions client_options;
+  client_options.timeout = kHangGuard;
+  client_options.user = options.user;
+  client_options.password = options.password;
+  absl::StatusOr<protocol::Client> client =
+      options.plain_memcached
+          ? protocol::Client::connect(options.host, options.port, client_options)
+          : protocol::Client::connectToBucket(options.host, options.port, options.bucket,
+                                              "mcbp_load", client_options);
+  if (!client.ok()) {
+    return absl::Status(client.status().code(),
+                        absl::StrCat("connection ", index, ": ", client.status().message()));
+  }
+  std::unique_ptr<Connection> connection(
+      new Connection(options, workload, index, std::move(*client)));
+  const int flags = ::fcntl(connection->fd_, F_GETFL);
+  if (flags < 0 || ::fcntl(connection->fd_, F_SETFL, flags | O_NONBLOCK) < 0) {
+    return connection->Failure(absl::StrCat("fcntl O_NONBLOCK: ", std::strerror(errno)));
+  }
+  return connection;
+}
+
+absl::Status Connection::Failure(std::string_view what) const {
+  return absl::UnavailableError(absl::StrCat("connection ", index_, " to ", options_.host, ":",
+                                             options_.port, ": ", std::string(what)));
+}
+
+void Connection::AppendRandomRequest(std::string& out, uint32_t opaque) {
+  const uint32_t n = std::uniform_int_distribution<uint32_t>(0, options_.keys - 1)(random_);
+  FormatKey(key_, n);
+  const uint16_t vbucket = workload_.vbucket_of_key[n];
+  protocol::MutationOptions mutation;
+  if (options_.durability != durability::Level::kNone) {
+    protocol::DurabilitySpec spec;
+    spec.level = options_.durability;
+    if (options_.durability_timeout_ms != 0) spec.timeout_ms = options_.durability_timeout_ms;
+    mutation.durability = spec;
+  }
+  Op op = options_.op;
+  if (op == Op::kMix) {
+    op = std::bernoulli_distribution(options_.set_ratio)(random_) ? Op::kSet : Op::kGet;
+  }
+  switch (op) {
+    case Op::kGet:
+      protocol::appendGet(out, opaque, vbucket, key_);
+      return;
+    case Op::kDelete:
+      protocol::appendDelete(out, opaque, vbucket, key_, mutation);
+      return;
+    case Op::kAdd:
+      protocol::appendStore(out, protocol::Opcode::kAdd, opaque, vbucket, key_, workload_.value,
+                            mutation);
+      return;
+    case Op::kReplace:
+      protocol::appendStore(out, protocol::Opcode::kReplace, opaque, vbucket, key_, workload_.value,
+                            mutation);
+      return;
+    case Op::kSet:
+    case Op::kMix:
+      protocol::appendStore(out, protocol::Opcode::kSet, opaque, vbucket, key_, workload_.value,
+                            mutation);
+      return;
+  }
+}
+
+absl::Status Connection::Preload() {
+  uint64_t n = index_;
+  const std::atomic<bool> never_stop{false};
+  return Pump(
+      [&](std::string& out, uint32_t opaque) {
+        if (n >= options_.keys) return false;
+        FormatKey(key_, static_cast<uint32_t>(n));
+        protocol::appendStore(out, protocol::Opcode::kSet, opaque, workload_.vbucket_of_key[n],
+                              key_, workload_.value);
+        n += options_.connections;
+        return true;
+      },
+      /*timed=*/false, never_stop);
+}
+
+absl::Status Connection::Run(uint64_t budget, const std::atomic<bool>& stop) {
+  uint64_t sent = 0;
+  return Pump(
+      [&](std::string& out, uint32_t opaque) {
+        if (budget != 0 && sent >= budget) return false;
+        AppendRandomRequest(out, opaque);
+        ++sent;
+        return true;
+      },
+      /*timed=*/true, stop);
+}
+
+absl::Status Connection::SendSome() {
+  while (out_sent_ < out_.size()) {
+    const ssize_t n = ::send(fd_, out_.data() + out_sent_, out_.size() - out_sent_, MSG_NOSIGNAL);
+    if (n > 0) {
+      out_sent_ += static_cast<size_t>(n);
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      return absl::OkStatus();  // the rest goes when poll() says POLLOUT
+    } else if (errno != EINTR) {
+      return Failure(absl::StrCat("send: ", std::strerror(errno)));
+    }
+  }
+  out_.clear();
+  out_sent_ = 0;
+  return absl::OkStatus();
+}
+
+absl::Status Connection::Pump(NextRequest next, bool timed, const std::atomic<bool>& stop) {
+  const unsigned depth = options_.depth;
+  std::vector<int64_t> sent_ns(depth, 0);
+  std::vector<char> in_flight(depth, 0);
+  std::vector<uint32_t> fresh;  // slots filled since the last send
+  fresh.reserve(depth);
+  unsigned outstanding = 0;
+  bool more = true;
+  auto fill = [&](uint32_t slot) {
+    if (!more) return;
+    if (stop.load(std::memory_order_relaxed) || !next(out_, slot)) {
+      more = false;
+      return;
+    }
+    in_flight[slot] = 1;
+    ++outstanding;
+    fresh.push_back(slot);
+  };
+  auto send_fresh = [&]() -> absl::Status {
+    if (fresh.empty()) return absl::OkStatus();
+    const int64_t now = NowNs();
+    for (uint32_t slot : fresh) sent_ns[slot] = now;
+    fresh.clear();
+    return SendSome();
+  };
+  const int hang_guard_ms = static_cast<int>(kHangGuard.count()) + options_.durability_timeout_ms;
+
+  for (uint32_t slot = 0; slot < depth; ++slot) fill(slot);
+  if (absl::Status s = send_fresh(); !s.ok()) return s;
+
+  while (outstanding > 0) {
+    const ssize_t n = ::recv(fd_, in_.data() + in_size_, in_.size() - in_size_, 0);
+    if (n > 0) {
+      const int64_t now = NowNs();
+      in_size_ += static_cast<size_t>(n);
+      size_t pos = 0;
+      while (in_size_ - pos >= kHeaderSize) {
+        const char* header = in_.data() + pos;
+        const auto magic = static_cast<uint8_t>(header[0]);
+        if (magic != kResponseMagic && magic != kAltResponseMagic) {
+          return Failure(absl::StrCat("the server sent a packet with magic 0x",
+                                      absl::Hex(magic, absl::kZeroPad2),
+                                      ", not a response (0x81 or 0x18)"));
+        }
+        const size_t total = kHeaderSize + Load32(header + 8);
+        if (in_size_ - pos < total) {
+          if (total > in_.size()) in_.resize(total);  // a value bigger than the buffer
+          break;
+        }
+        const uint32_t opaque = Load32(header + 12);
+        if (opaque >= depth || !in_flight[opaque]) {
+          return Failure(absl::StrCat("the server answered opaque ", opaque,
+                                      ", which no request in flight has"));
+        }
+        const uint16_t status = Load16(header + 6);
+        in_flight[opaque] = 0;
+        --outstanding;
+        if (timed) {
+          stats_.latency.record(static_cast<uint64_t>(now - sent_ns[opaque]));
+          stats_.statuses.add(status);
+          ++stats_.ops;
+        } else {
+          stats_.preload_statuses.add(status);
+        }
+        fill(opaque);
+        pos += total;
+      }
+      if (pos > 0) {
+        std::memmove(in_.data(), in_.data() + pos, in_size_ - pos);
+        in_size_ -= pos;
+      }
+      if (timed) stats_.progress.store(stats_.ops, std::memory_order_relaxed);
+      if (absl::Status s = send_fresh(); !s.ok()) return s;
+      continue;
+    }
+    if (n == 0) {
+      return Failure(absl::StrCat("the server closed the connection with ", outstanding,
+                                  " requests in flight"));
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      return Failure(absl::StrCat("recv: ", std::strerror(errno)));
+    }
+    pollfd waiting{.fd = fd_, .events = POLLIN, .revents = 0};
+    if (out_sent_ < out_.size()) waiting.events |= POLLOUT;
+    const int ready = ::poll(&waiting, 1, hang_guard_ms);
+    if (ready == 0) {
+      return Failure(absl::StrCat("no response for ", hang_guard_ms, " ms with ", outstanding,
+                                  " requests in flight"));
+    }
+    if (ready < 0 && errno != EINTR) return Failure(absl::StrCat("poll: ", std::strerror(errno)));
+    if (ready > 0 && (waiting.revents & POLLOUT) != 0) {
+      if (absl::Status s = SendSome(); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace syncwrite::bench::mcbp_load

@@ -1,0 +1,112 @@
+// Connection: one pipelined MCBP load connection, driven by one thread.
+//
+// Open() sets the session up with the protocol library's blocking Client
+// (connectToBucket: HELLO, SASL PLAIN, SELECT_BUCKET; or connect only with
+// plain_memcached), then takes the socket over (Client::nativeHandle()) and
+// drives it with non-blocking send/recv and poll:
+//
+//   - `depth` requests are in flight at all times: the first window goes out
+//     in one send; then every recv batch is parsed, each complete response
+//     frees its slot (the opaque is the slot number, 0..depth-1, so answers
+//     may come in any order) and one replacement request per response is
+//     appended to a buffer that goes out with one send per batch.
+//   - A response's latency is from the send call that carried its request to
+//     the return of the recv that brought it in (one clock read per batch for
+//     each), so it includes the time the response waited in the socket while
+//     the previous batch was parsed.
+//   - Error statuses are counted, never fatal. A response that is not one
+//     (bad magic) or names no request in flight, a closed connection, or
+//     nothing read for the hang guard (30 s plus the durability timeout) with
+//     requests in flight ends the connection with an error.
+//
+// Keys are "key<N>", N uniform in [0, keys); the vbucket of a key is
+// Workload::vbucket_of_key[N].
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <absl/functional/function_ref.h>
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
+#include "bench/mcbp_load/histogram.h"
+#include "bench/mcbp_load/options.h"
+#include "bench/mcbp_load/status_counts.h"
+#include "server/protocol/client.h"
+
+namespace syncwrite::bench::mcbp_load {
+
+// What every connection shares, read-only: built once before the threads.
+struct Workload {
+  std::string value;                     // value_size bytes
+  std::vector<uint16_t> vbucket_of_key;  // indexed by N of "key<N>"
+
+  // vbucketOfKey("key<N>", vbuckets) for each N (the SDK's CRC-32 hash), or
+  // all 0 with plain_memcached. Cost: O(keys).
+  static Workload Build(const LoadOptions& options);
+};
+
+struct ConnectionStats {
+  LatencyHistogram latency;  // nanoseconds, timed run only
+  StatusCounts statuses;     // timed run only
+  StatusCounts preload_statuses;
+  uint64_t ops = 0;  // responses in the timed run
+  // ops as of the last recv batch, for the interval lines read by another
+  // thread (relaxed: a progress figure, never a synchronization).
+  std::atomic<uint64_t> progress{0};
+};
+
+class Connection {
+ public:
+  // Connects connection number `index` and sets it up. The errors of
+  // Client::connect / connectToBucket (they name host:port and the refused
+  // step), prefixed with "connection <index>: ".
+  static absl::StatusOr<std::unique_ptr<Connection>> Open(const LoadOptions& options,
+                                                          const Workload& workload, unsigned index);
+
+  // SETs its share of the keys once each (N = index, index + connections,
+  // ...), pipelined like the timed run; statuses go to preload_statuses.
+  absl::Status Preload();
+
+  // The timed run: sends until `stop` is set or `budget` requests were sent
+  // (budget 0: no limit), then waits for every answer in flight.
+  absl::Status Run(uint64_t budget, const std::atomic<bool>& stop);
+
+  ConnectionStats& stats() noexcept { return stats_; }
+
+ private:
+  Connection(const LoadOptions& options, const Workload& workload, unsigned index,
+             server::protocol::Client client);
+
+  // Appends the request for slot `opaque`; false when there is nothing more
+  // to send.
+  using NextRequest = absl::FunctionRef<bool(std::string& out, uint32_t opaque)>;
+  // The pipeline loop described above, until nothing is in flight and `next`
+  // has nothing more. `timed` selects stats / preload_statuses.
+  absl::Status Pump(NextRequest next, bool timed, const std::atomic<bool>& stop);
+  absl::Status SendSome();
+  absl::Status Failure(std::string_view what) const;
+  void AppendRandomRequest(std::string& out, uint32_t opaque);
+
+  const LoadOptions& options_;
+  const Workload& workload_;
+  unsigned index_;
+  server::protocol::Client client_;  // owns the socket; unused after Open()
+  int fd_ = -1;
+  std::mt19937_64 random_;
+  std::string key_;
+
+  std::vector<char> in_;  // recv buffer; [0, in_size_) holds unparsed bytes
+  size_t in_size_ = 0;
+  std::string out_;  // requests not sent yet: [out_sent_, size)
+  size_t out_sent_ = 0;
+
+  ConnectionStats stats_;
+};
+
+}  // namespace syncwrite::bench::mcbp_load
