@@ -20,7 +20,8 @@ LogCursorReader::~LogCursorReader() {
 }
 
 bool LogCursorReader::readDirty(
-    size_t batch, absl::FunctionRef<void(vbucket::Vbid, std::vector<vbucket::LogRecord>&)> fn) {
+    size_t batch, absl::FunctionRef<void(vbucket::Vbid, vbucket::QueueOp, vbucket::Seqno)> record,
+    absl::FunctionRef<void(vbucket::Vbid, size_t count)> done) {
   // Cleared before reading: a write queued after this store marks again and
   // reports a first mark; one queued before it is read below (the manager's
   // lock orders the two).
@@ -30,15 +31,16 @@ bool LogCursorReader::readDirty(
     if (!dirty_[id].load(std::memory_order_seq_cst)) continue;
     dirty_[id].store(false, std::memory_order_seq_cst);
     const auto vbid = static_cast<vbucket::Vbid>(id);
-    std::vector<vbucket::LogRecord> records =
-        map_.at(vbid).checkpointManager().readItems(cursor_, batch);
-    if (records.size() == batch) {
+    const size_t n = map_.at(vbid).checkpointManager().visitItems(
+        cursor_, batch,
+        [&](vbucket::QueueOp op, vbucket::Seqno seqno) { record(vbid, op, seqno); });
+    if (n == batch) {
       // More behind it: stay marked for the next read.
       dirty_[id].store(true, std::memory_order_relaxed);
       any_dirty_.store(true, std::memory_order_relaxed);
       more = true;
     }
-    if (!records.empty()) fn(vbid, records);
+    if (n != 0) done(vbid, n);
   }
   return more;
 }

@@ -54,11 +54,19 @@ class LogCursorReader {
            !any_dirty_.exchange(true, std::memory_order_acq_rel);
   }
 
-  // Reads up to `batch` records of each marked vbucket and calls `fn(vbid,
-  // records)` for each non-empty read. True when a vbucket had more than a
-  // batch (it stays marked, and the caller should run readDirty() again).
+  // Reads up to `batch` records of each marked vbucket: `record(vbid, op,
+  // seqno)` for each, called under that vbucket's log lock (it must only
+  // note what it needs: no locks, no calls into the bucket), then
+  // `done(vbid, count)` once the lock is released, for each vbucket that had
+  // records. True when a vbucket had more than a batch (it stays marked, and
+  // the caller should run readDirty() again).
   bool readDirty(size_t batch,
-                 absl::FunctionRef<void(vbucket::Vbid, std::vector<vbucket::LogRecord>&)> fn);
+                 absl::FunctionRef<void(vbucket::Vbid, vbucket::QueueOp, vbucket::Seqno)> record,
+                 absl::FunctionRef<void(vbucket::Vbid, size_t count)> done);
+
+  // Until the next readDirty(), marks report no first mark: for a caller
+  // that will read again soon anyway and wants no wake-ups meanwhile.
+  void holdMarks() noexcept { any_dirty_.store(true, std::memory_order_seq_cst); }
 
   // True while some vbucket is marked.
   bool anyDirty() const noexcept { return any_dirty_.load(std::memory_order_acquire); }

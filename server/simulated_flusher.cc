@@ -25,8 +25,16 @@ class SimulatedFlusher::Task final : public executor::Task {
       return true;
     }
     waited_ = false;
-    const bool more = flusher_.flushDirty();
-    snooze(more ? clock::Duration::zero() : clock::Duration::max());
+    const Flushed flushed = flusher_.flushDirty();
+    if (flushed.more) {
+      snooze(clock::Duration::zero());
+    } else if (flushed.any) {
+      // Writes are coming: read again after kMinInterval, not at each mark.
+      flusher_.reader_.holdMarks();
+      snooze(kMinInterval);
+    } else {
+      snooze(clock::Duration::max());  // idle: the next mark wakes it
+    }
     return true;
   }
 
@@ -56,17 +64,26 @@ void SimulatedFlusher::setPaused(bool paused) {
   if (!paused && reader_.anyDirty()) pool_.wake(id_);
 }
 
-bool SimulatedFlusher::flushDirty() {
-  return reader_.readDirty(kBatch,
-                           [this](vbucket::Vbid vbid, std::vector<vbucket::LogRecord>& records) {
-                             batches_.fetch_add(1, std::memory_order_relaxed);
-                             items_.fetch_add(records.size(), std::memory_order_relaxed);
-                             bool prepare = false;
-                             for (const vbucket::LogRecord& r : records) {
-                               prepare |= r.op == vbucket::QueueOp::kPrepare;
-                             }
-                             if (prepare) persisted_(vbid, records.back().seqno);
-                           });
+SimulatedFlusher::Flushed SimulatedFlusher::flushDirty() {
+  Flushed flushed;
+  bool prepare = false;  // in the vbucket being read
+  vbucket::Seqno last = 0;
+  flushed.more = reader_.readDirty(
+      kBatch,
+      [&](vbucket::Vbid, vbucket::QueueOp op, vbucket::Seqno seqno) {
+        prepare |= op == vbucket::QueueOp::kPrepare;
+        last = seqno;
+      },
+      [&](vbucket::Vbid vbid, size_t count) {
+        flushed.any = true;
+        batches_.fetch_add(1, std::memory_order_relaxed);
+        items_.fetch_add(count, std::memory_order_relaxed);
+        // Only prepares wait for persistence; the report goes out with no
+        // log lock held (it may queue commits).
+        if (prepare) persisted_(vbid, last);
+        prepare = false;
+      });
+  return flushed;
 }
 
 }  // namespace syncwrite::server

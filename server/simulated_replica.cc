@@ -35,11 +35,17 @@ void SimulatedReplica::readStream() {
   const auto received = std::chrono::steady_clock::now();
   const int64_t jitter_ms = ack_jitter_ms_.load(std::memory_order_relaxed);
   constexpr size_t kBatch = 1024;
-  const bool more =
-      stream_->readDirty(kBatch, [&](vbucket::Vbid vbid, std::vector<vbucket::LogRecord>& records) {
-        for (const vbucket::LogRecord& r : records) {
-          if (r.op == vbucket::QueueOp::kPrepare) receive(vbid, r.seqno, received, jitter_ms);
-        }
+  // The prepares' seqnos are noted under each log's lock and received after
+  // it is released.
+  std::vector<vbucket::Seqno>& prepares = read_buffer_;
+  const bool more = stream_->readDirty(
+      kBatch,
+      [&](vbucket::Vbid, vbucket::QueueOp op, vbucket::Seqno seqno) {
+        if (op == vbucket::QueueOp::kPrepare) prepares.push_back(seqno);
+      },
+      [&](vbucket::Vbid vbid, size_t) {
+        for (vbucket::Seqno seqno : prepares) receive(vbid, seqno, received, jitter_ms);
+        prepares.clear();
       });
   // More than a batch behind: read on, after what else is queued on the strand.
   if (more) boost::asio::post(strand_, [this] { readStream(); });

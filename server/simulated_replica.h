@@ -42,6 +42,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -132,6 +133,7 @@ class SimulatedReplica {
 
   // On the strand only.
   std::deque<Pending> pending_;
+  std::vector<vbucket::Seqno> read_buffer_;  // readStream()'s, reused
   std::chrono::steady_clock::time_point last_due_{};
   std::minstd_rand rng_;
   bool armed_ = false;

@@ -249,6 +249,28 @@ std::vector<LogRecord> CheckpointManager::readItems(std::string_view name, size_
   return out;
 }
 
+size_t CheckpointManager::visitItems(std::string_view name, size_t max_items,
+                                     absl::FunctionRef<void(QueueOp op, Seqno seqno)> fn) {
+  base::MutexLock lock(mutex_);
+  auto it = cursors_.find(name);
+  if (it == cursors_.end()) {
+    throw std::invalid_argument("visitItems: no cursor named '" + std::string(name) + "'");
+  }
+  Cursor& cursor = it->second;
+  size_t n = 0;
+  while (n < max_items) {
+    skipFinishedCheckpoints(cursor);
+    CheckpointLink* next = cursor.position->next;
+    if (next == nullptr) break;
+    auto* entry = static_cast<CheckpointEntry*>(next);
+    fn(entry->op, entry->seqno);
+    cursor.position = entry;
+    cursor.passed = entry->ordinal;
+    ++n;
+  }
+  return n;
+}
+
 size_t CheckpointManager::itemsRemaining(std::string_view name) const {
   base::MutexLock lock(mutex_);
   auto it = cursors_.find(name);

@@ -46,6 +46,8 @@
 #include <string_view>
 #include <vector>
 
+#include <absl/functional/function_ref.h>
+
 #include "base/mutex.h"
 #include "vbucket/bucket_memory.h"
 #include "vbucket/checkpoint.h"
@@ -150,6 +152,13 @@ class alignas(64) CheckpointManager {
   // moves the cursor past them. Requires the cursor to exist
   // (std::invalid_argument otherwise). O(items returned + checkpoints crossed).
   std::vector<LogRecord> readItems(std::string_view name, size_t max_items = SIZE_MAX);
+  // What a reader that needs only each record's op and seqno sees: as
+  // readItems(), but `fn(op, seqno)` is called under the lock for each record
+  // instead of copying it out — no allocation, no reference-count traffic.
+  // `fn` must not call back into this manager. Returns how many records it
+  // passed. Requires the cursor to exist (std::invalid_argument otherwise).
+  size_t visitItems(std::string_view name, size_t max_items,
+                    absl::FunctionRef<void(QueueOp op, Seqno seqno)> fn);
   // How many items the cursor has not read yet. Requires the cursor to exist
   // (std::invalid_argument otherwise). O(checkpoints).
   size_t itemsRemaining(std::string_view name) const;
