@@ -5,6 +5,7 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -90,6 +91,29 @@ TEST(CheckpointManager, CursorReadsInOrderAcrossCheckpoints) {
   EXPECT_THAT(seqnosOf(m.readItems("dcp")), ElementsAre(11));
   EXPECT_THROW(m.readItems("nobody"), std::invalid_argument);
   EXPECT_THROW(m.itemsRemaining("nobody"), std::invalid_argument);
+}
+
+TEST(CheckpointManager, VisitItemsReadsWhatReadItemsWouldWithoutCopying) {
+  CheckpointManager m(CheckpointOptions{.max_items_per_checkpoint = 3});
+  ASSERT_TRUE(m.registerCursor("flusher"));
+  ASSERT_TRUE(m.registerCursor("copy"));
+  queueN(m, 5);
+  QueuedPrepare prepare = m.queuePrepare("p", "v", 1);
+  m.queueResolution(QueueOp::kCommit, prepare);
+  std::vector<std::pair<QueueOp, Seqno>> visited;
+  auto note = [&](QueueOp op, Seqno seqno) { visited.emplace_back(op, seqno); };
+  EXPECT_EQ(m.visitItems("flusher", 4, note), 4u);
+  EXPECT_EQ(m.itemsRemaining("flusher"), 3u);
+  EXPECT_EQ(m.visitItems("flusher", SIZE_MAX, note), 3u);
+  EXPECT_EQ(m.visitItems("flusher", SIZE_MAX, note), 0u);
+  std::vector<std::pair<QueueOp, Seqno>> copied;
+  for (const LogRecord& r : m.readItems("copy")) copied.emplace_back(r.op, r.seqno);
+  EXPECT_EQ(visited, copied);
+  EXPECT_EQ(visited[5], std::make_pair(QueueOp::kPrepare, Seqno{6}));
+  EXPECT_EQ(visited[6], std::make_pair(QueueOp::kCommit, Seqno{7}));
+  // Both cursors are at the head: everything can go.
+  EXPECT_EQ(m.extractItemsToExpel().count(), 7u);
+  EXPECT_THROW(m.visitItems("nobody", 1, note), std::invalid_argument);
 }
 
 TEST(CheckpointManager, ExpelNeverRemovesWhatASlowCursorHasNotRead) {

@@ -28,24 +28,24 @@ constexpr uint8_t kResponseMagic = 0x81;
 constexpr uint8_t kAltResponseMagic = 0x18;  // with framing extras (length at byte 2)
 constexpr std::chrono::milliseconds kHangGuard{30'000};
 
-uint32_t Load32(const char* p) {
+uint32_t load32(const char* p) {
   const auto* u = reinterpret_cast<const unsigned char*>(p);
   return (uint32_t{u[0]} << 24) | (uint32_t{u[1]} << 16) | (uint32_t{u[2]} << 8) | u[3];
 }
 
-uint16_t Load16(const char* p) {
+uint16_t load16(const char* p) {
   const auto* u = reinterpret_cast<const unsigned char*>(p);
   return static_cast<uint16_t>((u[0] << 8) | u[1]);
 }
 
-int64_t NowNs() {
+int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
 // "key<N>" into `key`, reusing its capacity.
-void FormatKey(std::string& key, uint32_t n) {
+void formatKey(std::string& key, uint32_t n) {
   char digits[10];
   const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
   key.assign("key");
@@ -54,14 +54,14 @@ void FormatKey(std::string& key, uint32_t n) {
 
 }  // namespace
 
-Workload Workload::Build(const LoadOptions& options) {
+Workload Workload::build(const LoadOptions& options) {
   Workload workload;
   workload.value.assign(options.value_size, 'v');
   workload.vbucket_of_key.assign(options.keys, 0);
   if (!options.plain_memcached) {
     std::string key;
     for (uint32_t n = 0; n < options.keys; ++n) {
-      FormatKey(key, n);
+      formatKey(key, n);
       workload.vbucket_of_key[n] = protocol::vbucketOfKey(key, options.vbuckets);
     }
   }
@@ -78,7 +78,7 @@ Connection::Connection(const LoadOptions& options, const Workload& workload, uns
       random_(options.seed * 1'000'003 + index),
       in_(kRecvBufferSize) {}
 
-absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const LoadOptions& options,
+absl::StatusOr<std::unique_ptr<Connection>> Connection::open(const LoadOptions& options,
                                                              const Workload& workload,
                                                              unsigned index) {
   protocol::ClientOptions client_options;
@@ -98,19 +98,19 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const LoadOptions& 
       new Connection(options, workload, index, std::move(*client)));
   const int flags = ::fcntl(connection->fd_, F_GETFL);
   if (flags < 0 || ::fcntl(connection->fd_, F_SETFL, flags | O_NONBLOCK) < 0) {
-    return connection->Failure(absl::StrCat("fcntl O_NONBLOCK: ", std::strerror(errno)));
+    return connection->failure(absl::StrCat("fcntl O_NONBLOCK: ", std::strerror(errno)));
   }
   return connection;
 }
 
-absl::Status Connection::Failure(std::string_view what) const {
+absl::Status Connection::failure(std::string_view what) const {
   return absl::UnavailableError(absl::StrCat("connection ", index_, " to ", options_.host, ":",
                                              options_.port, ": ", std::string(what)));
 }
 
-void Connection::AppendRandomRequest(std::string& out, uint32_t opaque) {
+void Connection::appendRandomRequest(std::string& out, uint32_t opaque) {
   const uint32_t n = std::uniform_int_distribution<uint32_t>(0, options_.keys - 1)(random_);
-  FormatKey(key_, n);
+  formatKey(key_, n);
   const uint16_t vbucket = workload_.vbucket_of_key[n];
   protocol::MutationOptions mutation;
   if (options_.durability != durability::Level::kNone) {
@@ -146,13 +146,13 @@ void Connection::AppendRandomRequest(std::string& out, uint32_t opaque) {
   }
 }
 
-absl::Status Connection::Preload() {
+absl::Status Connection::preload() {
   uint64_t n = index_;
   const std::atomic<bool> never_stop{false};
-  return Pump(
+  return pump(
       [&](std::string& out, uint32_t opaque) {
         if (n >= options_.keys) return false;
-        FormatKey(key_, static_cast<uint32_t>(n));
+        formatKey(key_, static_cast<uint32_t>(n));
         protocol::appendStore(out, protocol::Opcode::kSet, opaque, workload_.vbucket_of_key[n],
                               key_, workload_.value);
         n += options_.connections;
@@ -161,19 +161,19 @@ absl::Status Connection::Preload() {
       /*timed=*/false, never_stop);
 }
 
-absl::Status Connection::Run(uint64_t budget, const std::atomic<bool>& stop) {
+absl::Status Connection::run(uint64_t budget, const std::atomic<bool>& stop) {
   uint64_t sent = 0;
-  return Pump(
+  return pump(
       [&](std::string& out, uint32_t opaque) {
         if (budget != 0 && sent >= budget) return false;
-        AppendRandomRequest(out, opaque);
+        appendRandomRequest(out, opaque);
         ++sent;
         return true;
       },
       /*timed=*/true, stop);
 }
 
-absl::Status Connection::SendSome() {
+absl::Status Connection::sendSome() {
   while (out_sent_ < out_.size()) {
     const ssize_t n = ::send(fd_, out_.data() + out_sent_, out_.size() - out_sent_, MSG_NOSIGNAL);
     if (n > 0) {
@@ -181,7 +181,7 @@ absl::Status Connection::SendSome() {
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
       return absl::OkStatus();  // the rest goes when poll() says POLLOUT
     } else if (errno != EINTR) {
-      return Failure(absl::StrCat("send: ", std::strerror(errno)));
+      return failure(absl::StrCat("send: ", std::strerror(errno)));
     }
   }
   out_.clear();
@@ -189,7 +189,7 @@ absl::Status Connection::SendSome() {
   return absl::OkStatus();
 }
 
-absl::Status Connection::Pump(NextRequest next, bool timed, const std::atomic<bool>& stop) {
+absl::Status Connection::pump(NextRequest next, bool timed, const std::atomic<bool>& stop) {
   const unsigned depth = options_.depth;
   std::vector<int64_t> sent_ns(depth, 0);
   std::vector<char> in_flight(depth, 0);
@@ -209,10 +209,10 @@ absl::Status Connection::Pump(NextRequest next, bool timed, const std::atomic<bo
   };
   auto send_fresh = [&]() -> absl::Status {
     if (fresh.empty()) return absl::OkStatus();
-    const int64_t now = NowNs();
+    const int64_t now = nowNs();
     for (uint32_t slot : fresh) sent_ns[slot] = now;
     fresh.clear();
-    return SendSome();
+    return sendSome();
   };
   const int hang_guard_ms = static_cast<int>(kHangGuard.count()) + options_.durability_timeout_ms;
 
@@ -222,28 +222,28 @@ absl::Status Connection::Pump(NextRequest next, bool timed, const std::atomic<bo
   while (outstanding > 0) {
     const ssize_t n = ::recv(fd_, in_.data() + in_size_, in_.size() - in_size_, 0);
     if (n > 0) {
-      const int64_t now = NowNs();
+      const int64_t now = nowNs();
       in_size_ += static_cast<size_t>(n);
       size_t pos = 0;
       while (in_size_ - pos >= kHeaderSize) {
         const char* header = in_.data() + pos;
         const auto magic = static_cast<uint8_t>(header[0]);
         if (magic != kResponseMagic && magic != kAltResponseMagic) {
-          return Failure(absl::StrCat("the server sent a packet with magic 0x",
+          return failure(absl::StrCat("the server sent a packet with magic 0x",
                                       absl::Hex(magic, absl::kZeroPad2),
                                       ", not a response (0x81 or 0x18)"));
         }
-        const size_t total = kHeaderSize + Load32(header + 8);
+        const size_t total = kHeaderSize + load32(header + 8);
         if (in_size_ - pos < total) {
           if (total > in_.size()) in_.resize(total);  // a value bigger than the buffer
           break;
         }
-        const uint32_t opaque = Load32(header + 12);
+        const uint32_t opaque = load32(header + 12);
         if (opaque >= depth || !in_flight[opaque]) {
-          return Failure(absl::StrCat("the server answered opaque ", opaque,
+          return failure(absl::StrCat("the server answered opaque ", opaque,
                                       ", which no request in flight has"));
         }
-        const uint16_t status = Load16(header + 6);
+        const uint16_t status = load16(header + 6);
         in_flight[opaque] = 0;
         --outstanding;
         if (timed) {
@@ -265,23 +265,23 @@ absl::Status Connection::Pump(NextRequest next, bool timed, const std::atomic<bo
       continue;
     }
     if (n == 0) {
-      return Failure(absl::StrCat("the server closed the connection with ", outstanding,
+      return failure(absl::StrCat("the server closed the connection with ", outstanding,
                                   " requests in flight"));
     }
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      return Failure(absl::StrCat("recv: ", std::strerror(errno)));
+      return failure(absl::StrCat("recv: ", std::strerror(errno)));
     }
     pollfd waiting{.fd = fd_, .events = POLLIN, .revents = 0};
     if (out_sent_ < out_.size()) waiting.events |= POLLOUT;
     const int ready = ::poll(&waiting, 1, hang_guard_ms);
     if (ready == 0) {
-      return Failure(absl::StrCat("no response for ", hang_guard_ms, " ms with ", outstanding,
+      return failure(absl::StrCat("no response for ", hang_guard_ms, " ms with ", outstanding,
                                   " requests in flight"));
     }
-    if (ready < 0 && errno != EINTR) return Failure(absl::StrCat("poll: ", std::strerror(errno)));
+    if (ready < 0 && errno != EINTR) return failure(absl::StrCat("poll: ", std::strerror(errno)));
     if (ready > 0 && (waiting.revents & POLLOUT) != 0) {
-      if (absl::Status s = SendSome(); !s.ok()) return s;
+      if (absl::Status s = sendSome(); !s.ok()) return s;
     }
   }
   return absl::OkStatus();

@@ -1,6 +1,6 @@
 // Connection: one pipelined MCBP load connection, driven by one thread.
 //
-// Open() sets the session up with the protocol library's blocking Client
+// open() sets the session up with the protocol library's blocking Client
 // (connectToBucket: HELLO, SASL PLAIN, SELECT_BUCKET; or connect only with
 // plain_memcached), then takes the socket over (Client::nativeHandle()) and
 // drives it with non-blocking send/recv and poll:
@@ -48,7 +48,7 @@ struct Workload {
 
   // vbucketOfKey("key<N>", vbuckets) for each N (the SDK's CRC-32 hash), or
   // all 0 with plain_memcached. Cost: O(keys).
-  static Workload Build(const LoadOptions& options);
+  static Workload build(const LoadOptions& options);
 };
 
 struct ConnectionStats {
@@ -66,16 +66,16 @@ class Connection {
   // Connects connection number `index` and sets it up. The errors of
   // Client::connect / connectToBucket (they name host:port and the refused
   // step), prefixed with "connection <index>: ".
-  static absl::StatusOr<std::unique_ptr<Connection>> Open(const LoadOptions& options,
+  static absl::StatusOr<std::unique_ptr<Connection>> open(const LoadOptions& options,
                                                           const Workload& workload, unsigned index);
 
   // SETs its share of the keys once each (N = index, index + connections,
   // ...), pipelined like the timed run; statuses go to preload_statuses.
-  absl::Status Preload();
+  absl::Status preload();
 
   // The timed run: sends until `stop` is set or `budget` requests were sent
   // (budget 0: no limit), then waits for every answer in flight.
-  absl::Status Run(uint64_t budget, const std::atomic<bool>& stop);
+  absl::Status run(uint64_t budget, const std::atomic<bool>& stop);
 
   ConnectionStats& stats() noexcept { return stats_; }
 
@@ -88,15 +88,15 @@ class Connection {
   using NextRequest = absl::FunctionRef<bool(std::string& out, uint32_t opaque)>;
   // The pipeline loop described above, until nothing is in flight and `next`
   // has nothing more. `timed` selects stats / preload_statuses.
-  absl::Status Pump(NextRequest next, bool timed, const std::atomic<bool>& stop);
-  absl::Status SendSome();
-  absl::Status Failure(std::string_view what) const;
-  void AppendRandomRequest(std::string& out, uint32_t opaque);
+  absl::Status pump(NextRequest next, bool timed, const std::atomic<bool>& stop);
+  absl::Status sendSome();
+  absl::Status failure(std::string_view what) const;
+  void appendRandomRequest(std::string& out, uint32_t opaque);
 
   const LoadOptions& options_;
   const Workload& workload_;
   unsigned index_;
-  server::protocol::Client client_;  // owns the socket; unused after Open()
+  server::protocol::Client client_;  // owns the socket; unused after open()
   int fd_ = -1;
   std::mt19937_64 random_;
   std::string key_;

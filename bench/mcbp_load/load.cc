@@ -21,7 +21,7 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-double Seconds(SteadyClock::duration d) { return std::chrono::duration<double>(d).count(); }
+double seconds(SteadyClock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // What the threads and the calling thread share.
 struct Shared {
@@ -38,19 +38,19 @@ struct Shared {
 
 }  // namespace
 
-absl::StatusOr<LoadResult> RunLoad(const LoadOptions& options,
+absl::StatusOr<LoadResult> runLoad(const LoadOptions& options,
                                    const std::function<void(const Interval&)>& on_interval) {
-  if (absl::Status valid = Validate(options); !valid.ok()) return valid;
+  if (absl::Status valid = validate(options); !valid.ok()) return valid;
   std::optional<ServerSample> previous_sample;
   if (options.server_pid) {
-    absl::StatusOr<ServerSample> sample = SampleServer(*options.server_pid);
+    absl::StatusOr<ServerSample> sample = sampleServer(*options.server_pid);
     if (!sample.ok()) {
       return absl::Status(sample.status().code(), absl::StrCat("--server-pid ", *options.server_pid,
                                                                ": ", sample.status().message()));
     }
   }
 
-  const Workload workload = Workload::Build(options);
+  const Workload workload = Workload::build(options);
   const unsigned n = options.connections;
   std::vector<std::unique_ptr<Connection>> connections(n);
   std::vector<absl::Status> setup(n), run(n);
@@ -62,13 +62,13 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& options,
     const uint64_t budget =
         options.requests == 0 ? 0 : options.requests / n + (i < options.requests % n);
     threads.emplace_back([&, i, budget] {
-      auto opened = Connection::Open(options, workload, i);
+      auto opened = Connection::open(options, workload, i);
       if (opened.ok()) {
         connections[i] = std::move(*opened);
         if (options.preload) {
           const auto start = SteadyClock::now();
-          setup[i] = connections[i]->Preload();
-          preload_s[i] = Seconds(SteadyClock::now() - start);
+          setup[i] = connections[i]->preload();
+          preload_s[i] = seconds(SteadyClock::now() - start);
         }
       } else {
         setup[i] = opened.status();
@@ -77,7 +77,7 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& options,
       shared.go.wait();
       if (setup[i].ok() && !shared.abandon.load()) {
         // A budget of 0 with --requests means this connection sends nothing.
-        if (options.requests == 0 || budget > 0) run[i] = connections[i]->Run(budget, shared.stop);
+        if (options.requests == 0 || budget > 0) run[i] = connections[i]->run(budget, shared.stop);
       }
       std::lock_guard lock(shared.mutex);
       ++shared.finished;
@@ -95,7 +95,7 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& options,
   LoadResult result;
   result.options = options;
   if (options.server_pid) {
-    if (auto sample = SampleServer(*options.server_pid); sample.ok()) previous_sample = *sample;
+    if (auto sample = sampleServer(*options.server_pid); sample.ok()) previous_sample = *sample;
   }
   const std::optional<ServerSample> first_sample = previous_sample;
   const auto start = SteadyClock::now();
@@ -123,17 +123,17 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& options,
       for (const auto& c : connections) {
         if (c) ops += c->stats().progress.load(std::memory_order_relaxed);
       }
-      interval.end_s = Seconds(now - start);
-      interval.seconds = Seconds(now - previous_tick);
+      interval.end_s = seconds(now - start);
+      interval.seconds = seconds(now - previous_tick);
       interval.ops = ops - previous_ops;
       interval.ops_per_s = static_cast<double>(interval.ops) / interval.seconds;
       if (options.server_pid) {
-        if (auto sample = SampleServer(*options.server_pid); sample.ok()) {
+        if (auto sample = sampleServer(*options.server_pid); sample.ok()) {
           interval.server = ServerFigures{
               .rss_kb = sample->rss_kb,
               .threads = sample->threads,
               .open_fds = sample->open_fds,
-              .cpu_percent = previous_sample ? CpuPercent(*previous_sample, *sample) : 0};
+              .cpu_percent = previous_sample ? cpuPercent(*previous_sample, *sample) : 0};
           previous_sample = *sample;
         }
       }
@@ -145,13 +145,13 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& options,
       lock.lock();
     }
   }
-  result.elapsed_s = Seconds(SteadyClock::now() - start);
+  result.elapsed_s = seconds(SteadyClock::now() - start);
   for (std::thread& t : threads) t.join();
   if (!setup_error.ok()) return setup_error;
 
   if (first_sample) {
-    if (auto sample = SampleServer(*options.server_pid); sample.ok()) {
-      result.server_cpu_s = TicksToSeconds(sample->cpu_ticks - first_sample->cpu_ticks);
+    if (auto sample = sampleServer(*options.server_pid); sample.ok()) {
+      result.server_cpu_s = ticksToSeconds(sample->cpu_ticks - first_sample->cpu_ticks);
     }
   }
   for (unsigned i = 0; i < n; ++i) {

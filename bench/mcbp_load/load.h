@@ -25,7 +25,7 @@ namespace syncwrite::bench::mcbp_load {
 // A connection failing during the timed run is reported in result.errors.
 // `on_interval` is called on the calling thread for each interval line as it
 // happens.
-absl::StatusOr<LoadResult> RunLoad(const LoadOptions& options,
+absl::StatusOr<LoadResult> runLoad(const LoadOptions& options,
                                    const std::function<void(const Interval&)>& on_interval);
 
 }  // namespace syncwrite::bench::mcbp_load

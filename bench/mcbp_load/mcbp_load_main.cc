@@ -56,11 +56,11 @@ namespace {
 // This file, whose flags are mcbp_load's (see server::parseFlags).
 constexpr char kFlagsFile[] = "bench/mcbp_load/mcbp_load_main.cc";
 
-std::chrono::milliseconds Millis(double seconds) {
+std::chrono::milliseconds millis(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000 + 0.5));
 }
 
-absl::StatusOr<LoadOptions> OptionsFromFlags() {
+absl::StatusOr<LoadOptions> optionsFromFlags() {
   LoadOptions o;
   o.host = absl::GetFlag(FLAGS_host);
   o.port = absl::GetFlag(FLAGS_port);
@@ -71,14 +71,14 @@ absl::StatusOr<LoadOptions> OptionsFromFlags() {
   if (o.plain_memcached) o.user.clear();
   o.connections = absl::GetFlag(FLAGS_connections);
   o.depth = absl::GetFlag(FLAGS_depth);
-  absl::StatusOr<Op> op = ParseOp(absl::GetFlag(FLAGS_op));
+  absl::StatusOr<Op> op = parseOp(absl::GetFlag(FLAGS_op));
   if (!op.ok()) return op.status();
   o.op = *op;
   o.set_ratio = absl::GetFlag(FLAGS_set_ratio);
   o.keys = absl::GetFlag(FLAGS_keys);
   o.vbuckets = absl::GetFlag(FLAGS_vbuckets);
   o.value_size = absl::GetFlag(FLAGS_value_size);
-  absl::StatusOr<durability::Level> level = ParseDurability(absl::GetFlag(FLAGS_durability));
+  absl::StatusOr<durability::Level> level = parseDurability(absl::GetFlag(FLAGS_durability));
   if (!level.ok()) return level.status();
   o.durability = *level;
   const uint32_t timeout_ms = absl::GetFlag(FLAGS_durability_timeout_ms);
@@ -92,16 +92,16 @@ absl::StatusOr<LoadOptions> OptionsFromFlags() {
   if (!(duration >= 0) || !(interval >= 0) || duration > 1e6 || interval > 1e6) {
     return absl::InvalidArgumentError("--duration and --report-interval must be in [0, 1e6] s");
   }
-  o.duration = Millis(duration);
+  o.duration = millis(duration);
   o.requests = absl::GetFlag(FLAGS_requests);
-  o.report_interval = Millis(interval);
+  o.report_interval = millis(interval);
   o.server_pid = absl::GetFlag(FLAGS_server_pid);
   o.seed = absl::GetFlag(FLAGS_seed);
-  if (absl::Status valid = Validate(o); !valid.ok()) return valid;
+  if (absl::Status valid = validate(o); !valid.ok()) return valid;
   return o;
 }
 
-int Main(int argc, char** argv) {
+int runMain(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   absl::StatusOr<server::CommandLine> line = server::parseFlags(args, kFlagsFile);
   if (line.ok() && line->help) {
@@ -112,7 +112,7 @@ throughput, latency percentiles and response statuses.
                                    kFlagsFile);
     return 0;
   }
-  absl::StatusOr<LoadOptions> options = line.ok() ? OptionsFromFlags() : line.status();
+  absl::StatusOr<LoadOptions> options = line.ok() ? optionsFromFlags() : line.status();
   if (options.ok() && !line->positional.empty()) {
     options = absl::InvalidArgumentError(
         absl::StrCat("unexpected argument \"", line->positional.front(), "\""));
@@ -123,15 +123,15 @@ throughput, latency percentiles and response statuses.
   }
 
   absl::StatusOr<LoadResult> result =
-      RunLoad(*options, [](const Interval& i) { std::cout << FormatInterval(i) << std::endl; });
+      runLoad(*options, [](const Interval& i) { std::cout << formatInterval(i) << std::endl; });
   if (!result.ok()) {
     std::cerr << "mcbp_load: " << result.status().message() << "\n";
     return 1;
   }
-  std::cout << FormatSummary(*result) << std::flush;
+  std::cout << formatSummary(*result) << std::flush;
   if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {
     std::ofstream out(path);
-    out << ToJson(*result).dump(2) << "\n";
+    out << toJson(*result).dump(2) << "\n";
     if (!out) {
       std::cerr << "mcbp_load: cannot write " << path << "\n";
       return 1;
@@ -143,4 +143,4 @@ throughput, latency percentiles and response statuses.
 }  // namespace
 }  // namespace syncwrite::bench::mcbp_load
 
-int main(int argc, char** argv) { return syncwrite::bench::mcbp_load::Main(argc, argv); }
+int main(int argc, char** argv) { return syncwrite::bench::mcbp_load::runMain(argc, argv); }

@@ -19,7 +19,7 @@ constexpr OpName kOpNames[] = {{Op::kSet, "set"},         {Op::kGet, "get"},
 
 }  // namespace
 
-absl::StatusOr<Op> ParseOp(std::string_view name) {
+absl::StatusOr<Op> parseOp(std::string_view name) {
   for (const OpName& entry : kOpNames) {
     if (entry.name == name) return entry.op;
   }
@@ -27,14 +27,14 @@ absl::StatusOr<Op> ParseOp(std::string_view name) {
       "--op: \"", std::string(name), "\" is not one of set, get, mix, add, replace, delete"));
 }
 
-std::string_view ToString(Op op) noexcept {
+std::string_view toString(Op op) noexcept {
   for (const OpName& entry : kOpNames) {
     if (entry.op == op) return entry.name;
   }
   return "unknown";
 }
 
-absl::StatusOr<durability::Level> ParseDurability(std::string_view name) {
+absl::StatusOr<durability::Level> parseDurability(std::string_view name) {
   std::optional<durability::Level> level = durability::levelFromString(name);
   if (!level) {
     return absl::InvalidArgumentError(
@@ -45,7 +45,7 @@ absl::StatusOr<durability::Level> ParseDurability(std::string_view name) {
   return *level;
 }
 
-absl::Status Validate(const LoadOptions& options) {
+absl::Status validate(const LoadOptions& options) {
   if (options.connections < 1) return absl::InvalidArgumentError("--connections must be >= 1");
   if (options.depth < 1 || options.depth > 65536) {
     return absl::InvalidArgumentError("--depth must be in [1, 65536]");

@@ -23,12 +23,12 @@ enum class Op { kSet, kGet, kMix, kAdd, kReplace, kDelete };
 
 // "set", "get", "mix", "add", "replace", "delete"; InvalidArgument naming the
 // accepted spellings for anything else.
-absl::StatusOr<Op> ParseOp(std::string_view name);
-std::string_view ToString(Op op) noexcept;
+absl::StatusOr<Op> parseOp(std::string_view name);
+std::string_view toString(Op op) noexcept;
 
 // "none", "majority", "majority_and_persist_on_master", "persist_to_majority"
 // (durability::levelFromString's spellings); InvalidArgument otherwise.
-absl::StatusOr<durability::Level> ParseDurability(std::string_view name);
+absl::StatusOr<durability::Level> parseDurability(std::string_view name);
 
 struct LoadOptions {
   std::string host = "127.0.0.1";
@@ -60,6 +60,6 @@ struct LoadOptions {
 // The cross-flag checks: connections, depth, keys, vbuckets >= 1; set_ratio
 // in [0, 1]; depth <= 65536; durability needs a server that speaks it (not
 // plain_memcached) and a mutation op. InvalidArgument naming the flag.
-absl::Status Validate(const LoadOptions& options);
+absl::Status validate(const LoadOptions& options);
 
 }  // namespace syncwrite::bench::mcbp_load

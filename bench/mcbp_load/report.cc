@@ -9,36 +9,36 @@ namespace syncwrite::bench::mcbp_load {
 
 namespace {
 
-double Micros(uint64_t ns) { return static_cast<double>(ns) / 1000; }
+double micros(uint64_t ns) { return static_cast<double>(ns) / 1000; }
 
-std::string HexStatus(uint16_t status) { return absl::StrFormat("0x%02x", status); }
+std::string hexStatus(uint16_t status) { return absl::StrFormat("0x%02x", status); }
 
-std::string StatusName(uint16_t status) {
+std::string statusName(uint16_t status) {
   return std::string(server::protocol::toString(static_cast<server::protocol::Status>(status)));
 }
 
-std::string StatusLines(const StatusCounts& counts) {
+std::string statusLines(const StatusCounts& counts) {
   std::string text;
   for (const auto& [status, n] : counts.nonZero()) {
-    absl::StrAppend(&text, "    ", HexStatus(status), " ", StatusName(status), ": ", n, "\n");
+    absl::StrAppend(&text, "    ", hexStatus(status), " ", statusName(status), ": ", n, "\n");
   }
   return text;
 }
 
-nlohmann::json StatusJson(const StatusCounts& counts) {
+nlohmann::json statusJson(const StatusCounts& counts) {
   nlohmann::json json = nlohmann::json::object();
-  for (const auto& [status, n] : counts.nonZero()) json[HexStatus(status)] = n;
+  for (const auto& [status, n] : counts.nonZero()) json[hexStatus(status)] = n;
   return json;
 }
 
-std::optional<double> CpuPerOpMicros(const LoadResult& result) {
+std::optional<double> cpuPerOpMicros(const LoadResult& result) {
   if (!result.server_cpu_s || result.ops == 0) return std::nullopt;
   return *result.server_cpu_s * 1e6 / static_cast<double>(result.ops);
 }
 
 }  // namespace
 
-std::string FormatInterval(const Interval& interval) {
+std::string formatInterval(const Interval& interval) {
   std::string line = absl::StrFormat("%7.1f s  %10.0f ops/s", interval.end_s, interval.ops_per_s);
   if (interval.server) {
     absl::StrAppendFormat(&line, "  rss %d kB  threads %d  fds %d  cpu %.1f%%",
@@ -48,25 +48,25 @@ std::string FormatInterval(const Interval& interval) {
   return line;
 }
 
-std::string FormatSummary(const LoadResult& result) {
+std::string formatSummary(const LoadResult& result) {
   const LoadOptions& o = result.options;
   std::string text = absl::StrFormat(
       "mcbp_load: %s, %u connections x depth %u, %u keys, %u-byte values, durability %s\n",
-      ToString(o.op), o.connections, o.depth, o.keys, o.value_size,
+      toString(o.op), o.connections, o.depth, o.keys, o.value_size,
       durability::toString(o.durability));
   if (o.preload) {
     absl::StrAppendFormat(&text, "  preload: %d keys in %.2f s\n", o.keys, result.preload_s);
-    text += StatusLines(result.preload_statuses);
+    text += statusLines(result.preload_statuses);
   }
   absl::StrAppendFormat(&text, "  ops: %d in %.2f s = %.0f ops/s\n", result.ops, result.elapsed_s,
                         result.opsPerSecond());
   const LatencyHistogram& h = result.latency;
   absl::StrAppendFormat(&text, "  latency us: p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
-                        Micros(h.percentile(50)), Micros(h.percentile(99)),
-                        Micros(h.percentile(99.9)), Micros(h.max()));
+                        micros(h.percentile(50)), micros(h.percentile(99)),
+                        micros(h.percentile(99.9)), micros(h.max()));
   text += "  statuses:\n";
-  text += StatusLines(result.statuses);
-  if (auto per_op = CpuPerOpMicros(result)) {
+  text += statusLines(result.statuses);
+  if (auto per_op = cpuPerOpMicros(result)) {
     absl::StrAppendFormat(&text, "  server cpu: %.2f s = %.2f us/op\n", *result.server_cpu_s,
                           *per_op);
   }
@@ -74,7 +74,7 @@ std::string FormatSummary(const LoadResult& result) {
   return text;
 }
 
-nlohmann::json ToJson(const LoadResult& result) {
+nlohmann::json toJson(const LoadResult& result) {
   const LoadOptions& o = result.options;
   nlohmann::json options = {
       {"host", o.host},
@@ -83,7 +83,7 @@ nlohmann::json ToJson(const LoadResult& result) {
       {"plain_memcached", o.plain_memcached},
       {"connections", o.connections},
       {"depth", o.depth},
-      {"op", ToString(o.op)},
+      {"op", toString(o.op)},
       {"set_ratio", o.set_ratio},
       {"keys", o.keys},
       {"vbuckets", o.plain_memcached ? 1 : o.vbuckets},
@@ -118,20 +118,20 @@ nlohmann::json ToJson(const LoadResult& result) {
       {"elapsed_s", result.elapsed_s},
       {"ops_per_s", result.opsPerSecond()},
       {"latency_us",
-       {{"p50", Micros(h.percentile(50))},
-        {"p99", Micros(h.percentile(99))},
-        {"p99_9", Micros(h.percentile(99.9))},
-        {"max", Micros(h.max())}}},
-      {"statuses", StatusJson(result.statuses)},
+       {{"p50", micros(h.percentile(50))},
+        {"p99", micros(h.percentile(99))},
+        {"p99_9", micros(h.percentile(99.9))},
+        {"max", micros(h.max())}}},
+      {"statuses", statusJson(result.statuses)},
       {"errors", result.errors},
       {"intervals", std::move(intervals)},
   };
   if (o.preload) {
     json["preload"] = {{"seconds", result.preload_s},
-                       {"statuses", StatusJson(result.preload_statuses)}};
+                       {"statuses", statusJson(result.preload_statuses)}};
   }
   if (result.server_cpu_s) json["server_cpu_s"] = *result.server_cpu_s;
-  if (auto per_op = CpuPerOpMicros(result)) json["server_cpu_us_per_op"] = *per_op;
+  if (auto per_op = cpuPerOpMicros(result)) json["server_cpu_us_per_op"] = *per_op;
   return json;
 }
 

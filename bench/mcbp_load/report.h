@@ -54,13 +54,13 @@ struct LoadResult {
 };
 
 // "   2.0 s  123456 ops/s  rss 123456 kB  threads 12  fds 20  cpu 95.1%".
-std::string FormatInterval(const Interval& interval);
+std::string formatInterval(const Interval& interval);
 
 // The end-of-run summary, several lines, ending with a newline.
-std::string FormatSummary(const LoadResult& result);
+std::string formatSummary(const LoadResult& result);
 
 // Everything: options, preload, totals, latency_us {p50, p99, p99_9, max},
 // statuses {"0x00": n, ...}, server_cpu_us_per_op, intervals, errors.
-nlohmann::json ToJson(const LoadResult& result);
+nlohmann::json toJson(const LoadResult& result);
 
 }  // namespace syncwrite::bench::mcbp_load

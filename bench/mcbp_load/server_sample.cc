@@ -21,7 +21,7 @@ namespace {
 
 // The number after "Name:" in a /proc/PID/status line such as
 // "VmRSS:\t   1234 kB".
-bool StatusField(const std::string& text, std::string_view name, uint64_t& value) {
+bool statusField(const std::string& text, std::string_view name, uint64_t& value) {
   const absl::string_view prefix(name.data(), name.size());
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     if (!absl::ConsumePrefix(&line, prefix) || !absl::ConsumePrefix(&line, ":")) continue;
@@ -33,7 +33,7 @@ bool StatusField(const std::string& text, std::string_view name, uint64_t& value
 
 }  // namespace
 
-absl::StatusOr<ServerSample> SampleServer(int pid, const std::filesystem::path& proc_root) {
+absl::StatusOr<ServerSample> sampleServer(int pid, const std::filesystem::path& proc_root) {
   ServerSample sample;
   sample.taken_at = std::chrono::steady_clock::now();
   const std::filesystem::path dir = proc_root / std::to_string(pid);
@@ -43,8 +43,8 @@ absl::StatusOr<ServerSample> SampleServer(int pid, const std::filesystem::path& 
 
   absl::StatusOr<std::string> status = config::readFile(dir / "status");
   if (!status.ok()) return absl::NotFoundError(absl::StrCat("no process ", pid));
-  if (!StatusField(*status, "VmRSS", sample.rss_kb) ||
-      !StatusField(*status, "Threads", sample.threads)) {
+  if (!statusField(*status, "VmRSS", sample.rss_kb) ||
+      !statusField(*status, "Threads", sample.threads)) {
     return absl::InvalidArgumentError(
         absl::StrCat((dir / "status").string(), " lacks VmRSS or Threads"));
   }
@@ -62,15 +62,15 @@ absl::StatusOr<ServerSample> SampleServer(int pid, const std::filesystem::path& 
   return sample;
 }
 
-double TicksToSeconds(uint64_t ticks) {
+double ticksToSeconds(uint64_t ticks) {
   static const long ticks_per_s = ::sysconf(_SC_CLK_TCK);
   return static_cast<double>(ticks) / static_cast<double>(ticks_per_s > 0 ? ticks_per_s : 100);
 }
 
-double CpuPercent(const ServerSample& from, const ServerSample& to) {
+double cpuPercent(const ServerSample& from, const ServerSample& to) {
   const double seconds = std::chrono::duration<double>(to.taken_at - from.taken_at).count();
   if (seconds <= 0 || to.cpu_ticks < from.cpu_ticks) return 0;
-  return 100 * TicksToSeconds(to.cpu_ticks - from.cpu_ticks) / seconds;
+  return 100 * ticksToSeconds(to.cpu_ticks - from.cpu_ticks) / seconds;
 }
 
 }  // namespace syncwrite::bench::mcbp_load

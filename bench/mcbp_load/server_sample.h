@@ -27,13 +27,13 @@ struct ServerSample {
 // not hold what the kernel writes; PermissionDenied naming the directory when
 // /proc/PID/fd cannot be listed. Cost: two small file reads and one directory
 // listing.
-absl::StatusOr<ServerSample> SampleServer(int pid,
+absl::StatusOr<ServerSample> sampleServer(int pid,
                                           const std::filesystem::path& proc_root = "/proc");
 
 // The CPU `from` -> `to` used, in percent of one core (0 when no time passed).
-double CpuPercent(const ServerSample& from, const ServerSample& to);
+double cpuPercent(const ServerSample& from, const ServerSample& to);
 
 // CPU seconds of a tick count.
-double TicksToSeconds(uint64_t ticks);
+double ticksToSeconds(uint64_t ticks);
 
 }  // namespace syncwrite::bench::mcbp_load
