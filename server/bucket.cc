@@ -109,6 +109,7 @@ Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
 }
 
 Bucket::~Bucket() {
+  listening_.store(false, std::memory_order_release);
   if (mode_listener_ != 0) config_->removeListener(mode_listener_);
   for (config::Configuration::ListenerId id : fault_listeners_) config_->removeListener(id);
   for (config::Configuration::ListenerId id : memory_listeners_) config_->removeListener(id);
@@ -122,8 +123,10 @@ durability::WriteResult Bucket::write(vbucket::Vbid vbid, durability::WriteReque
   if (request.op != durability::WriteOp::kDelete && memory_.shouldRefuseWrites()) {
     memory_.countRefusedWrite();
     // Recovery may be asleep after a run that left the request clear (the
-    // limits were lowered, a reader moved): ask again, at most one wake.
-    memory_.requestRecovery();
+    // limits were lowered, a reader moved): ask again if the log holds
+    // something to recover — at most one wake, none when live data is what
+    // fills the quota.
+    if (memory_.aboveLowerMark()) memory_.requestRecovery();
     return {durability::WriteStatus::kTemporaryFailure, 0};
   }
   durability::WriteResult result =
@@ -132,6 +135,7 @@ durability::WriteResult Bucket::write(vbucket::Vbid vbid, durability::WriteReque
 }
 
 void Bucket::queued(vbucket::Vbid vbid) noexcept {
+  if (!listening_.load(std::memory_order_acquire)) return;
   // Null only while the bucket is built, before anything can be written.
   if (flusher_) flusher_->markDirty(vbid);
   for (const auto& replica : replicas_) replica->markDirty(vbid);

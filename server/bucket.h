@@ -84,8 +84,6 @@ class Bucket final : private vbucket::QueueListener {
   const vbucket::VBucketMap& vbuckets() const noexcept { return vbuckets_; }
   const vbucket::BucketMemory& memory() const noexcept { return memory_; }
   vbucket::RecoveryStats recoveryStats() const { return recovery_->stats(); }
-  // One recovery run now, on the calling thread. For tests.
-  bool recoverMemoryNow() { return recovery_->runNow(); }
   durability::BucketDurability& durability() noexcept { return *durability_; }
   const durability::BucketDurability& durability() const noexcept { return *durability_; }
 
@@ -145,6 +143,9 @@ class Bucket final : private vbucket::QueueListener {
   config::Configuration::ListenerId mode_listener_ = 0;
   std::vector<config::Configuration::ListenerId> fault_listeners_;
   std::vector<config::Configuration::ListenerId> memory_listeners_;
+  // Cleared when destruction starts: items queued while members go (the
+  // durability layer's teardown) must not reach readers already destroyed.
+  std::atomic<bool> listening_{true};
 };
 
 }  // namespace syncwrite::server

@@ -29,7 +29,7 @@ using testing::eventually;
 using testing::ServerProcess;
 using testing::statValue;
 
-constexpr int64_t kQuota = 2 * 1024 * 1024;
+constexpr int64_t kQuota = int64_t{2} * 1024 * 1024;
 
 // One bucket of 16 vbuckets and a 2 MiB quota; `extra` adds bucket keys.
 std::string config(std::string_view extra = "") {
@@ -120,7 +120,7 @@ TEST(ServerMemory, ALiveDataSetAtTheQuotaIsRefusedReadsGoOnAndDeletesMakeRoom) {
   EXPECT_NE(refusal.errorContext().find("memory quota"), std::string::npos)
       << refusal.errorContext();
   EXPECT_GT(statValue(client, "memory", "writes_refused_for_memory"), 0);
-  EXPECT_LE(statValue(client, "memory", "mem_used"), kQuota + 16 * 1024);
+  EXPECT_LE(statValue(client, "memory", "mem_used"), kQuota + int64_t{16} * 1024);
 
   // Reads go on.
   auto read = client.get(0, "live0");
@@ -166,7 +166,7 @@ TEST(ServerMemory, PreparesHeldByAPausedReplicaFillTheQuotaUntilItResumes) {
   const int64_t held = statValue(admin, "durability", "sync_writes_in_flight");
   EXPECT_GT(held, 0);
   EXPECT_LT(held, kWrites) << "prepares beyond the quota were accepted";
-  EXPECT_LE(statValue(admin, "memory", "mem_used"), kQuota + 16 * 1024);
+  EXPECT_LE(statValue(admin, "memory", "mem_used"), kQuota + int64_t{16} * 1024);
   std::cerr << "prepares held " << held << ", refused " << kWrites - held << ", mem_used "
             << statValue(admin, "memory", "mem_used") << "\n";
 

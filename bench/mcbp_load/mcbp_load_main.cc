@@ -5,6 +5,7 @@
 // not failures), 1 it could not run or a connection failed during it, 2 bad
 // command line.
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <iostream>
@@ -57,7 +58,7 @@ namespace {
 constexpr char kFlagsFile[] = "bench/mcbp_load/mcbp_load_main.cc";
 
 std::chrono::milliseconds millis(double seconds) {
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000 + 0.5));
+  return std::chrono::milliseconds(std::llround(seconds * 1000));
 }
 
 absl::StatusOr<LoadOptions> optionsFromFlags() {
