@@ -133,6 +133,10 @@ class Bucket final : private vbucket::QueueListener {
   std::vector<uint64_t> vbucket_uuids_;
   std::unique_ptr<config::Configuration> config_;
   vbucket::BucketMemory memory_;  // outlives the vbuckets, which charge it
+  // Cleared when destruction starts: items queued while members go (the
+  // durability layer's teardown) must not reach readers already destroyed.
+  // Declared before every member whose teardown may queue, so it outlives them.
+  std::atomic<bool> listening_{true};
   vbucket::VBucketMap vbuckets_;
   std::unique_ptr<vbucket::CheckpointMemoryRecovery> recovery_;
   std::unique_ptr<durability::BucketDurability> durability_;
@@ -143,9 +147,6 @@ class Bucket final : private vbucket::QueueListener {
   config::Configuration::ListenerId mode_listener_ = 0;
   std::vector<config::Configuration::ListenerId> fault_listeners_;
   std::vector<config::Configuration::ListenerId> memory_listeners_;
-  // Cleared when destruction starts: items queued while members go (the
-  // durability layer's teardown) must not reach readers already destroyed.
-  std::atomic<bool> listening_{true};
 };
 
 }  // namespace syncwrite::server
