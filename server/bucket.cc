@@ -15,6 +15,16 @@
 
 namespace syncwrite::server {
 
+namespace {
+// OK unless the recovery's lower mark is above its upper mark.
+absl::Status checkRecoveryMarks(uint64_t lower, uint64_t upper) {
+  if (lower <= upper) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("checkpoint_memory_recovery_lower_mark_percent ", lower,
+                   " is above checkpoint_memory_recovery_upper_mark_percent ", upper));
+}
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
                                                        const std::string& node_name,
                                                        executor::ExecutorPool& pool,
@@ -25,15 +35,11 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
     return absl::InvalidArgumentError(
         absl::StrCat("buckets.", spec.name, ": ", topology.status().message()));
   }
-  {
-    namespace keys = config::keys;
-    const uint64_t upper = spec.config->get(keys::kCheckpointMemoryRecoveryUpperMarkPercent);
-    const uint64_t lower = spec.config->get(keys::kCheckpointMemoryRecoveryLowerMarkPercent);
-    if (lower > upper) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("buckets.", spec.name, ": checkpoint_memory_recovery_lower_mark_percent ",
-                       lower, " is above checkpoint_memory_recovery_upper_mark_percent ", upper));
-    }
+  if (absl::Status marks = checkRecoveryMarks(
+          spec.config->get(config::keys::kCheckpointMemoryRecoveryLowerMarkPercent),
+          spec.config->get(config::keys::kCheckpointMemoryRecoveryUpperMarkPercent));
+      !marks.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("buckets.", spec.name, ": ", marks.message()));
   }
   std::vector<SimulatedReplicaSpec> simulated = std::move(spec.simulated);
   std::unique_ptr<Bucket> bucket(new Bucket(std::move(spec), pool, *topology));
@@ -233,19 +239,11 @@ void Bucket::watchMemoryKeys() {
   // The lower mark may not pass the upper one, whichever of them changes.
   memory_listeners_.push_back(
       c.addValidator(keys::kCheckpointMemoryRecoveryLowerMarkPercent, [&c](uint64_t lower) {
-        const uint64_t upper = c.get(keys::kCheckpointMemoryRecoveryUpperMarkPercent);
-        if (lower <= upper) return absl::OkStatus();
-        return absl::InvalidArgumentError(
-            absl::StrCat("checkpoint_memory_recovery_lower_mark_percent ", lower,
-                         " is above checkpoint_memory_recovery_upper_mark_percent ", upper));
+        return checkRecoveryMarks(lower, c.get(keys::kCheckpointMemoryRecoveryUpperMarkPercent));
       }));
   memory_listeners_.push_back(
       c.addValidator(keys::kCheckpointMemoryRecoveryUpperMarkPercent, [&c](uint64_t upper) {
-        const uint64_t lower = c.get(keys::kCheckpointMemoryRecoveryLowerMarkPercent);
-        if (lower <= upper) return absl::OkStatus();
-        return absl::InvalidArgumentError(
-            absl::StrCat("checkpoint_memory_recovery_upper_mark_percent ", upper,
-                         " is below checkpoint_memory_recovery_lower_mark_percent ", lower));
+        return checkRecoveryMarks(c.get(keys::kCheckpointMemoryRecoveryLowerMarkPercent), upper);
       }));
   auto apply = [this](uint64_t) { applyMemoryLimits(); };
   for (const auto& key : {keys::kMaxSize, keys::kCheckpointMemoryRatioPercent,

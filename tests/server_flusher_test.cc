@@ -23,6 +23,7 @@ using protocol::Opcode;
 using protocol::Status;
 using testing::eventually;
 using testing::ServerProcess;
+using testing::setParam;
 using testing::statValue;
 
 // One bucket of 16 vbuckets whose chain is the active alone, so only local
@@ -36,12 +37,6 @@ MutationOptions level(durability::Level l, uint16_t timeout_ms = 60000) {
   MutationOptions options;
   options.durability = DurabilitySpec{l, timeout_ms};
   return options;
-}
-
-void setParam(protocol::Client& client, std::string_view key, std::string_view value) {
-  auto r = client.setParam(key, value);
-  ASSERT_TRUE(r.ok()) << r.status();
-  ASSERT_EQ(r->status, Status::kSuccess) << r->errorContext();
 }
 
 TEST(SimulatedFlusher, PersistLevelsWaitForAPausedFlusherAndMajorityDoesNot) {

@@ -27,6 +27,7 @@ using protocol::Opcode;
 using protocol::Status;
 using testing::eventually;
 using testing::ServerProcess;
+using testing::setParam;
 using testing::statValue;
 
 constexpr int64_t kQuota = int64_t{2} * 1024 * 1024;
@@ -35,12 +36,6 @@ constexpr int64_t kQuota = int64_t{2} * 1024 * 1024;
 std::string config(std::string_view extra = "") {
   return absl::StrCat(R"({"buckets": {"default": {"max_vbuckets": 16, "max_size": )", kQuota,
                       std::string(extra), "}}}");
-}
-
-void setParam(protocol::Client& client, std::string_view key, std::string_view value) {
-  auto r = client.setParam(key, value);
-  ASSERT_TRUE(r.ok()) << r.status();
-  ASSERT_EQ(r->status, Status::kSuccess) << r->errorContext();
 }
 
 // SET until it is not refused for memory (recovery frees the log behind it).

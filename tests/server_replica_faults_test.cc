@@ -24,6 +24,7 @@ using protocol::Opcode;
 using protocol::Status;
 using testing::eventually;
 using testing::ServerProcess;
+using testing::setParam;
 using testing::statValue;
 
 MutationOptions durable(uint16_t timeout_ms) {
@@ -39,12 +40,6 @@ std::string config(std::string_view mode) {
          std::string(mode) +
          R"(", "durability_timeout_task_interval": 5, "replicas": ["replica1"],
              "simulated_replicas": {"replica1": {"ack_delay_ms": 0}}}}})";
-}
-
-void setParam(protocol::Client& client, std::string_view key, std::string_view value) {
-  auto r = client.setParam(key, value);
-  ASSERT_TRUE(r.ok()) << r.status();
-  ASSERT_EQ(r->status, Status::kSuccess) << r->errorContext();
 }
 
 // A durable SET timed from just before it is sent to its answer.

@@ -193,6 +193,14 @@ inline int64_t statValue(protocol::Client& client, std::string_view group, std::
   return value ? parseNumber<int64_t>(*value).value_or(-1) : -1;
 }
 
+// SET_PARAM `key` = `value` on `client`; fails the test unless answered
+// Success.
+inline void setParam(protocol::Client& client, std::string_view key, std::string_view value) {
+  auto r = client.setParam(key, value);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->status, protocol::Status::kSuccess) << r->errorContext();
+}
+
 // A config with one bucket "default" whose only replica is silent (listed,
 // not simulated), so every SyncWrite waits for DCP acks or times out.
 inline std::string silentReplicaConfig(std::string_view mode,
