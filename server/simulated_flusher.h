@@ -50,9 +50,11 @@ class SimulatedFlusher {
   // Under a steady write load, runs are at least this far apart: a run that
   // flushed something comes back after it, taking what was marked meanwhile
   // in one batch, rather than being woken by the first mark (each wake is a
-  // futex call and a context switch; profiled, waking per mark cost about a
-  // fifth of the server's CPU at ~400k writes/s). It adds at most this much to
-  // a persist-level write's latency, only while writes keep coming.
+  // futex call and a context switch: in a profile of the version that woke
+  // per mark, the kernel's wake-up and switch paths took about a fifth of the
+  // server's samples at ~400k writes/s; docs/benchmarks.md, mcbp_load). It
+  // adds at most this much to a persist-level write's latency, only while
+  // writes keep coming.
   static constexpr std::chrono::milliseconds kMinInterval{1};
 
   SimulatedFlusher(std::string name, vbucket::VBucketMap& map, executor::ExecutorPool& pool,
