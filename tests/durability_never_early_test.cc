@@ -72,7 +72,7 @@ class NeverEarlyRun {
     write(1, "long", 30000ms);
     write(1, "behind", kTimeout);
     const clock::Duration step = std::max<clock::Duration>(resolution_ / 4, 100us);
-    while (answered_at_.size() < 2 && real_.now() - t0 < kTimeout + 4 * resolution_) {
+    while (answeredCount() < 2 && real_.now() - t0 < kTimeout + 4 * resolution_) {
       real_.advance(step);
       if (switches(modes_) && !switched_ && real_.now() - t0 >= kTimeout / 2) {
         const bool polling = bucket_->mode() == TimeoutMode::kPolling;
@@ -84,6 +84,7 @@ class NeverEarlyRun {
       lookForTimeouts();
     }
     auto at = [&](const std::string& key) {
+      std::lock_guard lock(mutex_);  // a late answer may still be arriving
       auto it = answered_at_.find(key);
       return it == answered_at_.end() ? clock::Duration::max() : it->second - t0;
     };
@@ -91,6 +92,11 @@ class NeverEarlyRun {
   }
 
  private:
+  // The completions write answered_at_ on the pool's threads, under mutex_.
+  size_t answeredCount() {
+    std::lock_guard lock(mutex_);
+    return answered_at_.size();
+  }
   void write(Vbid vb, const std::string& key, std::chrono::milliseconds timeout) {
     const WriteResult r = bucket_->write(
         vb,
