@@ -26,11 +26,6 @@
 
 namespace syncwrite::server {
 
-// The server's name and version, in the general stats.
-inline constexpr std::string_view kServerVersion = "syncwrite-server 0.1.0";
-// The bare version VERSION answers.
-inline constexpr std::string_view kServerVersionNumber = "0.1.0";
-
 struct ServerContext {
   std::unique_ptr<config::Configuration> server_config;
   std::string node_name;

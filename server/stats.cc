@@ -5,6 +5,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "durability/timeout_mode.h"
+#include "server/version.h"
 
 namespace syncwrite::server {
 namespace {
@@ -19,7 +20,7 @@ StatList generalStats(const ServerContext& context) {
   return {
       {"pid", absl::StrCat(::getpid())},
       {"uptime", absl::StrCat(uptime.count())},
-      {"version", std::string(kServerVersion)},
+      {"version", std::string(serverNameAndVersion())},
       {"node_name", context.node_name},
       {"buckets", absl::StrCat(context.buckets.size())},
       {"connections", absl::StrCat(context.connections.load(std::memory_order_relaxed))},

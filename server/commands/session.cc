@@ -6,6 +6,7 @@
 #include "server/commands/families.h"
 #include "server/protocol/feature.h"
 #include "server/protocol/response_encoder.h"
+#include "server/version.h"
 
 namespace syncwrite::server::commands {
 namespace {
@@ -63,7 +64,7 @@ Disposition noop(CommandContext& context) {
 
 Disposition version(CommandContext& context) {
   // A bare version, as kv_engine answers (libmemcached parses major.minor.micro).
-  protocol::appendVersionResponse(context.out, context.request.opaque, kServerVersionNumber);
+  protocol::appendVersionResponse(context.out, context.request.opaque, serverVersion());
   return Disposition::kAnswered;
 }
 
