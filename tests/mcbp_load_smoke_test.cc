@@ -1,8 +1,9 @@
-// Smoke run of bench/mcbp_load against the real syncwrite-server: one second
-// of pipelined SETs and GETs of preloaded keys (so every GET hits). Not
+// Smoke runs of bench/mcbp_load against the real syncwrite-server: one second
+// of pipelined SETs and GETs of preloaded keys (so every GET hits), and the
+// quiet pipeline. Not
 // durable: two SyncWrites on one random key would answer SyncWriteInProgress
 // (0xa2), which is the server's right. It checks the run happened and every
-// answer was Success; it asserts no throughput or latency figure.
+// answer was counted as the protocol means it; it asserts no throughput or latency figure.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -21,26 +22,34 @@
 namespace syncwrite::bench {
 namespace {
 
-TEST(McbpLoadSmoke, OneSecondOfMixAgainstTheServerIsAllSuccess) {
-  server::testing::ServerProcess server;
-  ASSERT_TRUE(server.start());
-  const std::filesystem::path dir =
-      std::filesystem::path(::testing::TempDir()) / ("mcbp_load_smoke_" + std::to_string(getpid()));
+// Runs mcbp_load against `server` with `flags`; its JSON report (null if it
+// failed, with the output in a test failure).
+nlohmann::json runLoad(const server::testing::ServerProcess& server, const std::string& flags,
+                       const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
+                                    ("mcbp_load_" + name + "_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::filesystem::path json_path = dir / "load.json";
   const std::string command = std::string("'") + SYNCWRITE_MCBP_LOAD_BIN + "' --port " +
-                              std::to_string(server.port()) +
-                              " --duration 1 --connections 2 --depth 8 --keys 1000 --preload "
-                              "--op mix --set-ratio 0.5 "
-                              "--report-interval 0.5 --json '" +
+                              std::to_string(server.port()) + " " + flags + " --json '" +
                               json_path.string() + "' > '" + (dir / "out.txt").string() + "' 2>&1";
   const int rc = std::system(command.c_str());
   const std::string output = config::readFile(dir / "out.txt").value_or("");
-  ASSERT_EQ(rc, 0) << command << "\n" << output;
+  EXPECT_EQ(rc, 0) << command << "\n" << output;
+  nlohmann::json doc = nlohmann::json::parse(config::readFile(json_path).value_or("null"));
+  EXPECT_TRUE(doc.is_object()) << output;
+  return doc;
+}
 
-  const nlohmann::json doc = nlohmann::json::parse(config::readFile(json_path).value_or("null"));
-  ASSERT_TRUE(doc.is_object()) << output;
+TEST(McbpLoadSmoke, OneSecondOfMixAgainstTheServerIsAllSuccess) {
+  server::testing::ServerProcess server;
+  ASSERT_TRUE(server.start());
+  const nlohmann::json doc = runLoad(server,
+                                     "--duration 1 --connections 2 --depth 8 --keys 1000 --preload "
+                                     "--op mix --set-ratio 0.5 --report-interval 0.5",
+                                     "mix");
+  ASSERT_TRUE(doc.is_object());
   EXPECT_GT(doc["ops"].get<uint64_t>(), 0u) << doc.dump(2);
   EXPECT_TRUE(doc["errors"].empty()) << doc.dump(2);
   ASSERT_EQ(doc["statuses"].size(), 1u) << doc.dump(2);
@@ -48,6 +57,37 @@ TEST(McbpLoadSmoke, OneSecondOfMixAgainstTheServerIsAllSuccess) {
   EXPECT_EQ(doc["preload"]["statuses"]["0x00"].get<uint64_t>(), 1000u) << doc.dump(2);
   EXPECT_GT(doc["latency_us"]["max"].get<double>(), 0) << doc.dump(2);
   EXPECT_FALSE(doc["intervals"].empty()) << doc.dump(2);
+}
+
+// The quiet pipeline (batches of SETQ or GETKQ, each ended by a NOOP): every
+// request of every batch is counted once, a silent SETQ as a success and a
+// silent GETKQ as a miss, and the run ends with nothing in flight.
+TEST(McbpLoadSmoke, QuietBatchesCountEveryRequestByWhatSilenceMeans) {
+  server::testing::ServerProcess server;
+  ASSERT_TRUE(server.start());
+  constexpr uint64_t kBatch = 16;
+  const nlohmann::json sets = runLoad(
+      server, "--requests 8000 --connections 2 --depth 4 --keys 100000 --quiet-batch 16", "qset");
+  ASSERT_TRUE(sets.is_object());
+  const uint64_t set_ops = sets["ops"].get<uint64_t>();
+  EXPECT_GE(set_ops, 8000u) << sets.dump(2);
+  EXPECT_EQ(set_ops % kBatch, 0u) << sets.dump(2);
+  ASSERT_EQ(sets["statuses"].size(), 1u) << sets.dump(2);
+  EXPECT_EQ(sets["statuses"]["0x00"].get<uint64_t>(), set_ops);
+
+  // Keys far beyond those set: (nearly) every GETKQ misses, silently.
+  const nlohmann::json gets =
+      runLoad(server,
+              "--requests 8000 --connections 2 --depth 4 --keys 100000000 --op get "
+              "--quiet-batch 16",
+              "qget");
+  ASSERT_TRUE(gets.is_object());
+  const uint64_t get_ops = gets["ops"].get<uint64_t>();
+  EXPECT_EQ(get_ops % kBatch, 0u) << gets.dump(2);
+  const uint64_t hits = gets["statuses"].value("0x00", uint64_t{0});
+  const uint64_t misses = gets["statuses"].value("0x01", uint64_t{0});
+  EXPECT_EQ(hits + misses, get_ops) << gets.dump(2);
+  EXPECT_GT(misses, get_ops / 2) << gets.dump(2);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstring>
@@ -108,7 +109,7 @@ absl::Status Connection::failure(std::string_view what) const {
                                              options_.port, ": ", std::string(what)));
 }
 
-void Connection::appendRandomRequest(std::string& out, uint32_t opaque) {
+bool Connection::appendRandomRequest(std::string& out, uint32_t opaque, bool quiet) {
   const uint32_t n = std::uniform_int_distribution<uint32_t>(0, options_.keys - 1)(random_);
   formatKey(key_, n);
   const uint16_t vbucket = workload_.vbucket_of_key[n];
@@ -123,27 +124,42 @@ void Connection::appendRandomRequest(std::string& out, uint32_t opaque) {
   if (op == Op::kMix) {
     op = std::bernoulli_distribution(options_.set_ratio)(random_) ? Op::kSet : Op::kGet;
   }
+  using protocol::Opcode;
   switch (op) {
     case Op::kGet:
-      protocol::appendGet(out, opaque, vbucket, key_);
-      return;
+      if (quiet) {
+        protocol::appendRequest(
+            out, {.opcode = Opcode::kGetKQ, .opaque = opaque, .vbucket = vbucket, .key = key_});
+      } else {
+        protocol::appendGet(out, opaque, vbucket, key_);
+      }
+      return true;
     case Op::kDelete:
-      protocol::appendDelete(out, opaque, vbucket, key_, mutation);
-      return;
+      if (quiet) {
+        protocol::appendRequest(out, {.opcode = Opcode::kDeleteQ,
+                                      .opaque = opaque,
+                                      .vbucket = vbucket,
+                                      .durability = mutation.durability,
+                                      .key = key_});
+      } else {
+        protocol::appendDelete(out, opaque, vbucket, key_, mutation);
+      }
+      return false;
     case Op::kAdd:
-      protocol::appendStore(out, protocol::Opcode::kAdd, opaque, vbucket, key_, workload_.value,
-                            mutation);
-      return;
+      protocol::appendStore(out, quiet ? Opcode::kAddQ : Opcode::kAdd, opaque, vbucket, key_,
+                            workload_.value, mutation);
+      return false;
     case Op::kReplace:
-      protocol::appendStore(out, protocol::Opcode::kReplace, opaque, vbucket, key_, workload_.value,
-                            mutation);
-      return;
+      protocol::appendStore(out, quiet ? Opcode::kReplaceQ : Opcode::kReplace, opaque, vbucket,
+                            key_, workload_.value, mutation);
+      return false;
     case Op::kSet:
     case Op::kMix:
-      protocol::appendStore(out, protocol::Opcode::kSet, opaque, vbucket, key_, workload_.value,
-                            mutation);
-      return;
+      protocol::appendStore(out, quiet ? Opcode::kSetQ : Opcode::kSet, opaque, vbucket, key_,
+                            workload_.value, mutation);
+      return false;
   }
+  return false;
 }
 
 absl::Status Connection::preload() {
@@ -158,19 +174,47 @@ absl::Status Connection::preload() {
         n += options_.connections;
         return true;
       },
-      /*timed=*/false, never_stop);
+      /*timed=*/false, /*quiet=*/false, never_stop);
 }
 
 absl::Status Connection::run(uint64_t budget, const std::atomic<bool>& stop) {
   uint64_t sent = 0;
+  const uint32_t batch = options_.quiet_batch;
+  if (batch == 0) {
+    return pump(
+        [&](std::string& out, uint32_t opaque) {
+          if (budget != 0 && sent >= budget) return false;
+          appendRandomRequest(out, opaque, /*quiet=*/false);
+          ++sent;
+          return true;
+        },
+        /*timed=*/true, /*quiet=*/false, stop);
+  }
+  quiet_batches_.assign(options_.depth, QuietBatch{});
   return pump(
       [&](std::string& out, uint32_t opaque) {
         if (budget != 0 && sent >= budget) return false;
-        appendRandomRequest(out, opaque);
-        ++sent;
+        QuietBatch& slot = quiet_batches_[opaque];
+        slot = QuietBatch{};
+        for (uint32_t i = 0; i < batch; ++i) {
+          ++(appendRandomRequest(out, opaque, /*quiet=*/true) ? slot.reads : slot.mutations);
+        }
+        protocol::appendSimple(out, protocol::Opcode::kNoop, opaque);
+        sent += batch;
         return true;
       },
-      /*timed=*/true, stop);
+      /*timed=*/true, /*quiet=*/true, stop);
+}
+
+void Connection::finishQuietBatch(QuietBatch& batch, bool timed) {
+  StatusCounts& statuses = timed ? stats_.statuses : stats_.preload_statuses;
+  constexpr uint16_t kSuccess = 0x00;
+  constexpr uint16_t kKeyNotFound = 0x01;
+  // A silent mutation succeeded; a silent GETKQ missed (memcached's rules).
+  statuses.add(kSuccess, batch.mutations - std::min(batch.mutations, batch.answered_mutations));
+  statuses.add(kKeyNotFound, batch.reads - std::min(batch.reads, batch.answered_reads));
+  if (timed) stats_.ops += batch.reads + batch.mutations;
+  batch = QuietBatch{};
 }
 
 absl::Status Connection::sendSome() {
@@ -189,7 +233,8 @@ absl::Status Connection::sendSome() {
   return absl::OkStatus();
 }
 
-absl::Status Connection::pump(NextRequest next, bool timed, const std::atomic<bool>& stop) {
+absl::Status Connection::pump(NextRequest next, bool timed, bool quiet,
+                              const std::atomic<bool>& stop) {
   const unsigned depth = options_.depth;
   std::vector<int64_t> sent_ns(depth, 0);
   std::vector<char> in_flight(depth, 0);
@@ -244,13 +289,26 @@ absl::Status Connection::pump(NextRequest next, bool timed, const std::atomic<bo
                                       ", which no request in flight has"));
         }
         const uint16_t status = load16(header + 6);
+        const auto opcode = static_cast<protocol::Opcode>(header[1]);
+        if (quiet && opcode != protocol::Opcode::kNoop) {
+          // A quiet request that answered (a failure, or a GETKQ hit): its
+          // batch stays in flight until the NOOP.
+          QuietBatch& batch = quiet_batches_[opaque];
+          ++(opcode == protocol::Opcode::kGetKQ ? batch.answered_reads : batch.answered_mutations);
+          (timed ? stats_.statuses : stats_.preload_statuses).add(status);
+          pos += total;
+          continue;
+        }
         in_flight[opaque] = 0;
         --outstanding;
+        if (quiet) finishQuietBatch(quiet_batches_[opaque], timed);
         if (timed) {
           stats_.latency.record(static_cast<uint64_t>(now - sent_ns[opaque]));
-          stats_.statuses.add(status);
-          ++stats_.ops;
-        } else {
+          if (!quiet) {
+            stats_.statuses.add(status);
+            ++stats_.ops;
+          }
+        } else if (!quiet) {
           stats_.preload_statuses.add(status);
         }
         fill(opaque);

@@ -55,7 +55,7 @@ struct ConnectionStats {
   LatencyHistogram latency;  // nanoseconds, timed run only
   StatusCounts statuses;     // timed run only
   StatusCounts preload_statuses;
-  uint64_t ops = 0;  // responses in the timed run
+  uint64_t ops = 0;  // requests answered in the timed run (a quiet batch: all of it at its NOOP)
   // ops as of the last recv batch, for the interval lines read by another
   // thread (relaxed: a progress figure, never a synchronization).
   std::atomic<uint64_t> progress{0};
@@ -87,11 +87,25 @@ class Connection {
   // to send.
   using NextRequest = absl::FunctionRef<bool(std::string& out, uint32_t opaque)>;
   // The pipeline loop described above, until nothing is in flight and `next`
-  // has nothing more. `timed` selects stats / preload_statuses.
-  absl::Status pump(NextRequest next, bool timed, const std::atomic<bool>& stop);
+  // has nothing more. `timed` selects stats / preload_statuses. `quiet`: a
+  // slot stays in flight until its NOOP is answered (see quiet_batch).
+  absl::Status pump(NextRequest next, bool timed, bool quiet, const std::atomic<bool>& stop);
   absl::Status sendSome();
   absl::Status failure(std::string_view what) const;
-  void appendRandomRequest(std::string& out, uint32_t opaque);
+  // Appends one request of the mix; quiet: its quiet opcode. True if it is a read.
+  bool appendRandomRequest(std::string& out, uint32_t opaque, bool quiet);
+
+  // A quiet batch in flight: how many reads and mutations it holds, and how
+  // many of each the server answered (the rest were silent: a miss, a success).
+  struct QuietBatch {
+    uint32_t reads = 0;
+    uint32_t mutations = 0;
+    uint32_t answered_reads = 0;
+    uint32_t answered_mutations = 0;
+  };
+  // At the batch's NOOP: counts the silent answers by what silence means.
+  void finishQuietBatch(QuietBatch& batch, bool timed);
+  std::vector<QuietBatch> quiet_batches_;  // by slot, with quiet_batch > 0
 
   const LoadOptions& options_;
   const Workload& workload_;

@@ -30,6 +30,9 @@ ABSL_FLAG(bool, plain_memcached, false,
           "the server is plain memcached: no HELLO, SASL or SELECT_BUCKET, vbucket 0");
 ABSL_FLAG(uint32_t, connections, 4, "connections, one thread each");
 ABSL_FLAG(uint32_t, depth, 32, "requests in flight per connection");
+ABSL_FLAG(uint32_t, quiet_batch, 0,
+          "> 0: each slot in flight is this many quiet requests (SETQ, GETKQ, ...) and a NOOP; "
+          "latency is per batch");
 ABSL_FLAG(std::string, op, "set",
           "set, get, mix (SET with --set-ratio, else GET), add, replace, "
           "delete");
@@ -72,6 +75,7 @@ absl::StatusOr<LoadOptions> optionsFromFlags() {
   if (o.plain_memcached) o.user.clear();
   o.connections = absl::GetFlag(FLAGS_connections);
   o.depth = absl::GetFlag(FLAGS_depth);
+  o.quiet_batch = absl::GetFlag(FLAGS_quiet_batch);
   absl::StatusOr<Op> op = parseOp(absl::GetFlag(FLAGS_op));
   if (!op.ok()) return op.status();
   o.op = *op;

@@ -50,6 +50,9 @@ absl::Status validate(const LoadOptions& options) {
   if (options.depth < 1 || options.depth > 65536) {
     return absl::InvalidArgumentError("--depth must be in [1, 65536]");
   }
+  if (options.quiet_batch > 4096) {
+    return absl::InvalidArgumentError("--quiet-batch must be in [0, 4096]");
+  }
   if (options.keys < 1) return absl::InvalidArgumentError("--keys must be >= 1");
   if (options.vbuckets < 1 || options.vbuckets > 65536) {
     return absl::InvalidArgumentError("--vbuckets must be in [1, 65536]");

@@ -39,7 +39,12 @@ struct LoadOptions {
   bool plain_memcached = false;  // connect only: no HELLO, SASL or SELECT_BUCKET; vbucket 0
 
   unsigned connections = 4;  // one thread each
-  unsigned depth = 32;       // requests in flight per connection
+  unsigned depth = 32;       // requests (or quiet batches) in flight per connection
+  // > 0: memcached's quiet pipeline. Each slot in flight is a batch of this
+  // many quiet requests (SETQ, GETKQ, ADDQ, REPLACEQ, DELETEQ), which the
+  // server answers only on failure (GETKQ: only on a hit), ended by a NOOP
+  // whose answer comes after all of theirs. Latency is then per batch.
+  uint32_t quiet_batch = 0;
 
   Op op = Op::kSet;
   double set_ratio = 0.1;  // kMix only
@@ -58,7 +63,7 @@ struct LoadOptions {
 };
 
 // The cross-flag checks: connections, depth, keys, vbuckets >= 1; set_ratio
-// in [0, 1]; depth <= 65536; durability needs a server that speaks it (not
+// in [0, 1]; depth <= 65536; quiet_batch <= 4096; durability needs a server that speaks it (not
 // plain_memcached) and a mutation op. InvalidArgument naming the flag.
 absl::Status validate(const LoadOptions& options);
 

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""syncwrite-server and Debian's memcached side by side under bench/mcbp_load.
+
+Starts both servers on free ports, then runs every row of the table against
+each, alternating server by server and row by row, --rounds times, so that
+noise from the shared machine falls on both alike. Prints a Markdown table of
+the medians (ops/s, server CPU per op, p99) and the ratio syncwrite /
+memcached, and writes every run as JSON.
+
+Usage (./dev bench load runs it):
+  side_by_side.py --bin build/release/bin [--duration 10] [--rounds 3] [--json out.json]
+"""
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+# Each row: a name, the mcbp_load flags, and whether memcached can run it
+# (it has no SyncWrites).
+ROWS = [
+    ("SET, 32 in flight", ["--op", "set", "--depth", "32"], True),
+    ("GET, 32 in flight", ["--op", "get", "--depth", "32", "--preload"], True),
+    ("SET, 1 in flight", ["--op", "set", "--depth", "1"], True),
+    ("SETQ, 4 batches of 16 + NOOP in flight",
+     ["--op", "set", "--depth", "4", "--quiet-batch", "16"], True),
+    ("GETKQ, 4 batches of 16 + NOOP in flight",
+     ["--op", "get", "--depth", "4", "--quiet-batch", "16", "--preload"], True),
+    ("durable SET (majority, replica acks at once), 32 in flight",
+     ["--op", "set", "--depth", "32", "--durability", "majority",
+      "--durability-timeout-ms", "5000"], False),
+]
+
+# One bucket, one simulated replica that acks at once, no users (the server
+# then accepts mcbp_load's PLAIN login unchecked).
+SYNCWRITE_CONFIG = {
+    "default_bucket": "default",
+    "buckets": {"default": {
+        "replicas": ["replica1"],
+        "simulated_replicas": {"replica1": {"ack_delay_ms": 0}},
+    }},
+}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port, process, what):
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            sys.exit(f"side_by_side: {what} exited with {process.returncode} at start")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"side_by_side: {what} did not listen on port {port} within 10 s")
+
+
+def start_servers(bin_dir, workdir):
+    config = os.path.join(workdir, "syncwrite.json")
+    with open(config, "w") as f:
+        json.dump(SYNCWRITE_CONFIG, f)
+    sw_port, mc_port = free_port(), free_port()
+    log = open(os.path.join(workdir, "syncwrite.log"), "w")
+    syncwrite = subprocess.Popen(
+        [os.path.join(bin_dir, "syncwrite-server"), "--config", config, "--port", str(sw_port)],
+        stdout=log, stderr=log)
+    # -t 2: one worker thread per core here, as syncwrite's two I/O threads;
+    # -U 0: no UDP. As root memcached needs -u.
+    memcached = ["memcached", "-p", str(mc_port), "-t", "2", "-m", "1024", "-U", "0"]
+    if os.geteuid() == 0:
+        memcached += ["-u", "root"]
+    mc = subprocess.Popen(memcached, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for_port(sw_port, syncwrite, "syncwrite-server")
+    wait_for_port(mc_port, mc, "memcached")
+    return {"syncwrite": (syncwrite, sw_port), "memcached": (mc, mc_port)}
+
+
+def run_load(bin_dir, server, port, pid, flags, duration, workdir):
+    out = os.path.join(workdir, "run.json")
+    command = [os.path.join(bin_dir, "mcbp_load"), "--port", str(port), "--server-pid", str(pid),
+               "--duration", str(duration), "--json", out] + flags
+    if server == "memcached":
+        command.append("--plain-memcached")
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if done.returncode != 0:
+        sys.exit(f"side_by_side: {' '.join(command)} failed:\n{done.stdout}")
+    with open(out) as f:
+        return json.load(f)
+
+
+def median(runs, key):
+    values = [r[key] for r in runs if key in r]
+    return statistics.median(values) if values else None
+
+
+def p99(run):
+    return run["latency_us"]["p99"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bin", required=True, help="directory with syncwrite-server, mcbp_load")
+    parser.add_argument("--duration", type=float, default=10, help="seconds per run")
+    parser.add_argument("--rounds", type=int, default=3, help="runs per row and server")
+    parser.add_argument("--json", help="write every run here")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="side_by_side_") as workdir:
+        servers = start_servers(args.bin, workdir)
+        runs = {}  # (row, server) -> [report]
+        try:
+            for round_no in range(args.rounds):
+                for name, flags, memcached_too in ROWS:
+                    for server, (process, port) in servers.items():
+                        if server == "memcached" and not memcached_too:
+                            continue
+                        print(f"round {round_no + 1}/{args.rounds}: {server}: {name}",
+                              file=sys.stderr)
+                        report = run_load(args.bin, server, port, process.pid, flags,
+                                          args.duration, workdir)
+                        if report["errors"]:
+                            sys.exit(f"side_by_side: {server}, {name}: {report['errors']}")
+                        runs.setdefault((name, server), []).append(report)
+        finally:
+            for process, _ in servers.values():
+                process.terminate()
+                process.wait()
+
+    print(f"| load ({args.rounds} runs of {args.duration:g} s each, medians) "
+          "| syncwrite ops/s | memcached ops/s | ratio | server CPU µs/op (sw / mc) "
+          "| p99 µs (sw / mc) |")
+    print("|---|---|---|---|---|---|")
+    table = []
+    for name, _, memcached_too in ROWS:
+        sw = runs[(name, "syncwrite")]
+        mc = runs.get((name, "memcached"), [])
+        sw_ops, mc_ops = median(sw, "ops_per_s"), median(mc, "ops_per_s")
+        sw_cpu, mc_cpu = median(sw, "server_cpu_us_per_op"), median(mc, "server_cpu_us_per_op")
+        sw_p99 = statistics.median(p99(r) for r in sw)
+        mc_p99 = statistics.median(p99(r) for r in mc) if mc else None
+        ratio = sw_ops / mc_ops if mc_ops else None
+
+        def fmt(v, spec):
+            return "—" if v is None else format(v, spec)
+
+        print(f"| {name} | {fmt(sw_ops, ',.0f')} | {fmt(mc_ops, ',.0f')} | {fmt(ratio, '.2f')} "
+              f"| {fmt(sw_cpu, '.2f')} / {fmt(mc_cpu, '.2f')} "
+              f"| {fmt(sw_p99, '.0f')} / {fmt(mc_p99, '.0f')} |")
+        table.append({"load": name, "syncwrite_ops_per_s": sw_ops, "memcached_ops_per_s": mc_ops,
+                      "ratio": ratio, "syncwrite_cpu_us_per_op": sw_cpu,
+                      "memcached_cpu_us_per_op": mc_cpu})
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"table": table,
+                       "runs": {f"{k[0]} | {k[1]}": v for k, v in runs.items()}}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
