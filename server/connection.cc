@@ -19,8 +19,8 @@ namespace {
 constexpr size_t kKeepWriteBufferBytes = 1 << 20;
 }  // namespace
 
-Connection::Connection(boost::asio::ip::tcp::socket socket, ServerContext& context,
-                       Dispatcher& dispatcher, OnClosed on_closed)
+Connection::Connection(StrandSocket socket, ServerContext& context, Dispatcher& dispatcher,
+                       OnClosed on_closed)
     : context_(context),
       dispatcher_(dispatcher),
       on_closed_(std::move(on_closed)),

@@ -157,14 +157,14 @@ void Server::requestStop() {
 
 void Server::doAccept() {
   if (!acceptor_.is_open()) return;
-  auto socket = std::make_shared<boost::asio::ip::tcp::socket>(boost::asio::make_strand(io_));
+  auto socket = std::make_shared<StrandSocket>(boost::asio::make_strand(io_.get_executor()));
   acceptor_.async_accept(*socket, [this, socket](const boost::system::error_code& error) {
     onAccepted(error, socket);
   });
 }
 
 void Server::onAccepted(const boost::system::error_code& error,
-                        const std::shared_ptr<boost::asio::ip::tcp::socket>& socket) {
+                        const std::shared_ptr<StrandSocket>& socket) {
   if (!acceptor_.is_open() || error == boost::asio::error::operation_aborted) return;
   if (error) {
     // E.g. out of file descriptors: say so, and try again a little later

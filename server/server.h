@@ -73,7 +73,7 @@ class Server {
   absl::Status listen(const ServerOptions& options);
   void doAccept();
   void onAccepted(const boost::system::error_code& error,
-                  const std::shared_ptr<boost::asio::ip::tcp::socket>& socket);
+                  const std::shared_ptr<StrandSocket>& socket);
   void onConnectionClosed(Connection* connection);
   void shutdown();
 

@@ -7,8 +7,13 @@ noise from the shared machine falls on both alike. Prints a Markdown table of
 the medians (ops/s, server CPU per op, p99) and the ratio syncwrite /
 memcached, and writes every run as JSON.
 
+With --before PATH, a second syncwrite-server binary (e.g. the build of an
+earlier commit) runs beside them with the same configuration: the project's
+before and after in one run.
+
 Usage (./dev bench load runs it):
   side_by_side.py --bin build/release/bin [--duration 10] [--rounds 3] [--json out.json]
+                  [--before /path/to/older/syncwrite-server] [--rows N,N]
 """
 
 import argparse
@@ -66,24 +71,34 @@ def wait_for_port(port, process, what):
     sys.exit(f"side_by_side: {what} did not listen on port {port} within 10 s")
 
 
-def start_servers(bin_dir, workdir):
+def start_syncwrite(binary, config, name, workdir):
+    port = free_port()
+    log = open(os.path.join(workdir, name + ".log"), "w")
+    process = subprocess.Popen([binary, "--config", config, "--port", str(port)],
+                               stdout=log, stderr=log)
+    wait_for_port(port, process, name)
+    return process, port
+
+
+def start_servers(bin_dir, before, workdir):
     config = os.path.join(workdir, "syncwrite.json")
     with open(config, "w") as f:
         json.dump(SYNCWRITE_CONFIG, f)
-    sw_port, mc_port = free_port(), free_port()
-    log = open(os.path.join(workdir, "syncwrite.log"), "w")
-    syncwrite = subprocess.Popen(
-        [os.path.join(bin_dir, "syncwrite-server"), "--config", config, "--port", str(sw_port)],
-        stdout=log, stderr=log)
+    servers = {}
+    if before:
+        servers["before"] = start_syncwrite(before, config, "before", workdir)
+    servers["syncwrite"] = start_syncwrite(os.path.join(bin_dir, "syncwrite-server"), config,
+                                           "syncwrite", workdir)
+    mc_port = free_port()
     # -t 2: one worker thread per core here, as syncwrite's two I/O threads;
     # -U 0: no UDP. As root memcached needs -u.
     memcached = ["memcached", "-p", str(mc_port), "-t", "2", "-m", "1024", "-U", "0"]
     if os.geteuid() == 0:
         memcached += ["-u", "root"]
     mc = subprocess.Popen(memcached, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for_port(sw_port, syncwrite, "syncwrite-server")
     wait_for_port(mc_port, mc, "memcached")
-    return {"syncwrite": (syncwrite, sw_port), "memcached": (mc, mc_port)}
+    servers["memcached"] = (mc, mc_port)
+    return servers
 
 
 def run_load(bin_dir, server, port, pid, flags, duration, workdir):
@@ -114,14 +129,19 @@ def main():
     parser.add_argument("--duration", type=float, default=10, help="seconds per run")
     parser.add_argument("--rounds", type=int, default=3, help="runs per row and server")
     parser.add_argument("--json", help="write every run here")
+    parser.add_argument("--before", help="an older syncwrite-server binary to run beside")
+    parser.add_argument("--rows", help="comma-separated row numbers (from 1) to run; default all")
     args = parser.parse_args()
+    rows = ROWS
+    if args.rows:
+        rows = [ROWS[int(n) - 1] for n in args.rows.split(",")]
 
     with tempfile.TemporaryDirectory(prefix="side_by_side_") as workdir:
-        servers = start_servers(args.bin, workdir)
+        servers = start_servers(args.bin, args.before, workdir)
         runs = {}  # (row, server) -> [report]
         try:
             for round_no in range(args.rounds):
-                for name, flags, memcached_too in ROWS:
+                for name, flags, memcached_too in rows:
                     for server, (process, port) in servers.items():
                         if server == "memcached" and not memcached_too:
                             continue
@@ -137,12 +157,13 @@ def main():
                 process.terminate()
                 process.wait()
 
+    before_header = "| before ops/s | after / before | before CPU µs/op " if args.before else ""
     print(f"| load ({args.rounds} runs of {args.duration:g} s each, medians) "
           "| syncwrite ops/s | memcached ops/s | ratio | server CPU µs/op (sw / mc) "
-          "| p99 µs (sw / mc) |")
-    print("|---|---|---|---|---|---|")
+          f"| p99 µs (sw / mc) {before_header}|")
+    print("|---|---|---|---|---|---|" + ("---|---|---|" if args.before else ""))
     table = []
-    for name, _, memcached_too in ROWS:
+    for name, _, memcached_too in rows:
         sw = runs[(name, "syncwrite")]
         mc = runs.get((name, "memcached"), [])
         sw_ops, mc_ops = median(sw, "ops_per_s"), median(mc, "ops_per_s")
@@ -154,12 +175,20 @@ def main():
         def fmt(v, spec):
             return "—" if v is None else format(v, spec)
 
+        row = {"load": name, "syncwrite_ops_per_s": sw_ops, "memcached_ops_per_s": mc_ops,
+               "ratio": ratio, "syncwrite_cpu_us_per_op": sw_cpu,
+               "memcached_cpu_us_per_op": mc_cpu}
+        before_cells = ""
+        if args.before:
+            bf = runs[(name, "before")]
+            bf_ops, bf_cpu = median(bf, "ops_per_s"), median(bf, "server_cpu_us_per_op")
+            before_cells = (f" {fmt(bf_ops, ',.0f')} | {fmt(sw_ops / bf_ops, '.2f')} "
+                            f"| {fmt(bf_cpu, '.2f')} |")
+            row.update({"before_ops_per_s": bf_ops, "before_cpu_us_per_op": bf_cpu})
         print(f"| {name} | {fmt(sw_ops, ',.0f')} | {fmt(mc_ops, ',.0f')} | {fmt(ratio, '.2f')} "
               f"| {fmt(sw_cpu, '.2f')} / {fmt(mc_cpu, '.2f')} "
-              f"| {fmt(sw_p99, '.0f')} / {fmt(mc_p99, '.0f')} |")
-        table.append({"load": name, "syncwrite_ops_per_s": sw_ops, "memcached_ops_per_s": mc_ops,
-                      "ratio": ratio, "syncwrite_cpu_us_per_op": sw_cpu,
-                      "memcached_cpu_us_per_op": mc_cpu})
+              f"| {fmt(sw_p99, '.0f')} / {fmt(mc_p99, '.0f')} |{before_cells}")
+        table.append(row)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"table": table,
