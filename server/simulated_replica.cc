@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include <absl/container/flat_hash_map.h>
 #include <boost/asio/post.hpp>
 
 namespace syncwrite::server {
@@ -118,10 +117,20 @@ void SimulatedReplica::stop() {
 
 void SimulatedReplica::armForHead() {
   armed_ = true;
-  timer_.expires_at(pending_.front().due);
-  timer_.async_wait([this](const boost::system::error_code& ec) {
-    // Cancelled by a re-arm (which waits again) or by stop(): nothing to do.
-    if (ec == boost::asio::error::operation_aborted) return;
+  const uint64_t generation = ++arm_generation_;
+  const auto due = pending_.front().due;
+  if (due <= std::chrono::steady_clock::now()) {
+    // Already due (ack_delay_ms 0, or late): next on the strand, without a
+    // timer, whose arming costs a timerfd update and a reactor wake-up.
+    boost::asio::post(strand_, [this, generation] {
+      if (generation == arm_generation_) onTimer();
+    });
+    return;
+  }
+  timer_.expires_at(due);
+  timer_.async_wait([this, generation](const boost::system::error_code& ec) {
+    // Cancelled by stop(), or superseded by a later arming: nothing to do.
+    if (ec == boost::asio::error::operation_aborted || generation != arm_generation_) return;
     onTimer();
   });
 }
@@ -131,14 +140,19 @@ void SimulatedReplica::onTimer() {
   if (stopped_ || paused_) return;  // held; setPaused(false) re-arms
   // Collect every due entry, one (highest) seqno per vbucket: acks are cumulative.
   const auto now = std::chrono::steady_clock::now();
-  absl::flat_hash_map<vbucket::Vbid, vbucket::Seqno> acks;
   while (!pending_.empty() && pending_.front().due <= now) {
     const Pending& p = pending_.front();
-    vbucket::Seqno& highest = acks[p.vbid];
+    if (p.vbid >= highest_due_.size()) highest_due_.resize(size_t{p.vbid} + 1, 0);
+    vbucket::Seqno& highest = highest_due_[p.vbid];
+    if (highest == 0) due_vbuckets_.push_back(p.vbid);
     highest = std::max(highest, p.seqno);
     pending_.pop_front();
   }
-  for (const auto& [vbid, seqno] : acks) acknowledge_(vbid, name_, seqno);
+  for (const vbucket::Vbid vbid : due_vbuckets_) {
+    const vbucket::Seqno seqno = std::exchange(highest_due_[vbid], 0);
+    acknowledge_(vbid, name_, seqno);
+  }
+  due_vbuckets_.clear();
   if (!pending_.empty()) armForHead();
 }
 

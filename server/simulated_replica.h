@@ -127,13 +127,24 @@ class SimulatedReplica {
   std::atomic<int64_t> ack_delay_ms_;
   std::atomic<int64_t> ack_jitter_ms_;
   const Acknowledge acknowledge_;
-  boost::asio::strand<boost::asio::io_context::executor_type> strand_;
-  boost::asio::steady_timer timer_;          // used on the strand only
+  using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+  Strand strand_;
+  // By the strand's concrete type: through the default any_io_executor each
+  // wait copied the strand to the heap (Boost 1.74). Used on the strand only.
+  boost::asio::basic_waitable_timer<std::chrono::steady_clock,
+                                    boost::asio::wait_traits<std::chrono::steady_clock>, Strand>
+      timer_;
   std::unique_ptr<LogCursorReader> stream_;  // null without a map
 
   // On the strand only.
   std::deque<Pending> pending_;
   std::vector<vbucket::Seqno> read_buffer_;  // readStream()'s, reused
+  // onTimer()'s, reused: the highest due seqno by vbid (0: none), and the
+  // vbids that have one, in the order first seen.
+  std::vector<vbucket::Seqno> highest_due_;
+  std::vector<vbucket::Vbid> due_vbuckets_;
+  // Bumped by each armForHead(): a wake-up of an older arming does nothing.
+  uint64_t arm_generation_ = 0;
   std::chrono::steady_clock::time_point last_due_{};
   std::minstd_rand rng_;
   bool armed_ = false;

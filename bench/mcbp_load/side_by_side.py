@@ -42,9 +42,9 @@ ROWS = [
 ]
 
 # One bucket, one simulated replica that acks at once, no users (the server
-# then accepts mcbp_load's PLAIN login unchecked).
+# then accepts mcbp_load's PLAIN login unchecked). mcbp_load selects the
+# bucket, so an older server without default_bucket can run it too.
 SYNCWRITE_CONFIG = {
-    "default_bucket": "default",
     "buckets": {"default": {
         "replicas": ["replica1"],
         "simulated_replicas": {"replica1": {"ack_delay_ms": 0}},
