@@ -174,7 +174,7 @@ void Connection::fillUnordered(const std::string& bytes) {
   --unordered_pending_;
   unordered_out_.append(bytes);
   ++unordered_queued_;
-  flush();
+  flushSoon();
 }
 
 LateReply Connection::lateReply(uint64_t slot_seq) {
@@ -190,7 +190,16 @@ void Connection::fill(uint64_t slot_seq, std::string bytes) {
   Slot& slot = slots_[slot_seq - first_slot_seq_];
   slot.bytes = std::move(bytes);
   slot.ready = true;
-  flush();
+  flushSoon();
+}
+
+void Connection::flushSoon() {
+  if (flush_posted_) return;
+  flush_posted_ = true;
+  boost::asio::post(strand_, [self = shared_from_this()] {
+    self->flush_posted_ = false;
+    self->flush();
+  });
 }
 
 void Connection::flush() {

@@ -106,6 +106,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return slots_.size() + unordered_pending_ + unordered_queued_;
   }
   void flush();
+  // flush() once the handlers already queued on the strand have run: the
+  // answers that one acknowledgement resolved (each posted on its own) then
+  // leave in one write, not one send each.
+  void flushSoon();
   void onWritten(const boost::system::error_code& error);
   void maybeClose();
   void close();
@@ -131,6 +135,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool reading_ = false;
   bool read_paused_ = false;
   bool writing_ = false;
+  bool flush_posted_ = false;
   bool closed_ = false;
   Closing closing_ = Closing::kNo;
 };
