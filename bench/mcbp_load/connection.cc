@@ -77,6 +77,7 @@ Connection::Connection(const LoadOptions& options, const Workload& workload, uns
       client_(std::move(client)),
       fd_(client_.nativeHandle()),
       random_(options.seed * 1'000'003 + index),
+      next_key_(index),
       in_(kRecvBufferSize) {}
 
 absl::StatusOr<std::unique_ptr<Connection>> Connection::open(const LoadOptions& options,
@@ -110,7 +111,14 @@ absl::Status Connection::failure(std::string_view what) const {
 }
 
 bool Connection::appendRandomRequest(std::string& out, uint32_t opaque, bool quiet) {
-  const uint32_t n = std::uniform_int_distribution<uint32_t>(0, options_.keys - 1)(random_);
+  uint32_t n = 0;
+  if (options_.keys_in_order) {
+    // This connection's share, in order: index, index + connections, ...
+    n = static_cast<uint32_t>(next_key_ % options_.keys);
+    next_key_ += options_.connections;
+  } else {
+    n = std::uniform_int_distribution<uint32_t>(0, options_.keys - 1)(random_);
+  }
   formatKey(key_, n);
   const uint16_t vbucket = workload_.vbucket_of_key[n];
   protocol::MutationOptions mutation;

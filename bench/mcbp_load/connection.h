@@ -113,6 +113,7 @@ class Connection {
   server::protocol::Client client_;  // owns the socket; unused after open()
   int fd_ = -1;
   std::mt19937_64 random_;
+  uint64_t next_key_;  // with keys_in_order: the next key's N (before % keys)
   std::string key_;
 
   std::vector<char> in_;  // recv buffer; [0, in_size_) holds unparsed bytes

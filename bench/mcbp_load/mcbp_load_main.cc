@@ -46,6 +46,9 @@ ABSL_FLAG(std::string, durability, "none",
 ABSL_FLAG(uint32_t, durability_timeout_ms, 0,
           "durability timeout sent with durable mutations (1..65535); 0: none sent");
 ABSL_FLAG(bool, preload, false, "SET every key once before the timed run");
+ABSL_FLAG(bool, keys_in_order, false,
+          "each connection walks its share of the keys in order instead of at random (a run of "
+          "at most --keys requests uses each key once)");
 ABSL_FLAG(double, duration, 10, "seconds of the timed run (unless --requests)");
 ABSL_FLAG(uint64_t, requests, 0, "total requests of the timed run; 0: run for --duration");
 ABSL_FLAG(double, report_interval, 0, "seconds between interval lines; 0: none");
@@ -92,6 +95,7 @@ absl::StatusOr<LoadOptions> optionsFromFlags() {
   }
   o.durability_timeout_ms = static_cast<uint16_t>(timeout_ms);
   o.preload = absl::GetFlag(FLAGS_preload);
+  o.keys_in_order = absl::GetFlag(FLAGS_keys_in_order);
   const double duration = absl::GetFlag(FLAGS_duration);
   const double interval = absl::GetFlag(FLAGS_report_interval);
   if (!(duration >= 0) || !(interval >= 0) || duration > 1e6 || interval > 1e6) {

@@ -54,6 +54,10 @@ struct LoadOptions {
   durability::Level durability = durability::Level::kNone;
   uint16_t durability_timeout_ms = 0;  // 0: none sent (the server's default applies)
   bool preload = false;
+  // Each connection walks its share of the keys in order (N = index, index +
+  // connections, ...) instead of picking them at random: a run of at most
+  // `keys` requests then uses each key once (no two SyncWrites on one key).
+  bool keys_in_order = false;
 
   std::chrono::milliseconds duration{10'000};    // used when requests == 0
   uint64_t requests = 0;                         // total over all connections; 0: by duration

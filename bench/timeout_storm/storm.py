@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""A replica goes silent: N SyncWrites time out at once. What it costs, and who waits.
+
+For each N and timeout mode, twice (the storm alone, then with the
+bystander), starts syncwrite-server with two buckets:
+"storm" (one replica, which nothing simulates: it never acknowledges) and
+"bystander" (no replicas). Then, at once:
+  - the storm: bench/mcbp_load sends N durable SETs (majority, --timeout-ms)
+    to "storm", each key once, on enough connections that the server's flow
+    control (1024 requests per connection) never holds one back; each is
+    answered SyncWriteAmbiguous when its timeout passes;
+  - the bystander: another mcbp_load keeps one GET or SET (half each) in
+    flight on "bystander" for the whole run, on its own connection.
+While the writes wait, it reads the server's RSS to price a pending write.
+
+Per run it reports: how fast the writes were accepted; RSS per pending write;
+answer latency minus the timeout, which is how late the answer came (an
+upper bound: the deadline runs from the server's receipt, which is after the
+send); early answers (any latency below the timeout); every answer's status
+(all N must be 0xa3 SyncWriteAmbiguous: mcbp_load fails on an answer to no
+request or a request never answered, so lost and doubled answers fail the
+run); server CPU per write (arrival and timeout together, from the storm
+run alone); and the bystander's latency p50/p99/max over the second run.
+
+Usage (./dev bench storm runs it):
+  storm.py --bin build/release/bin [--n 10000,100000,300000] [--modes event-driven,polling]
+           [--timeout-ms 2000] [--json out.json]
+"""
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+PER_CONNECTION = 1000  # below the server's 1024 requests in flight per connection
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port, process):
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            sys.exit(f"storm: syncwrite-server exited with {process.returncode} at start")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"storm: syncwrite-server did not listen on port {port} within 10 s")
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def in_flight(bin_dir, port):
+    done = subprocess.run([os.path.join(bin_dir, "syncwrite-cli"), "--port", str(port),
+                           "--bucket", "storm", "stats", "durability"],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    for line in done.stdout.splitlines():
+        name, _, value = line.partition(" ")
+        if name == "sync_writes_in_flight":
+            return int(value)
+    return -1
+
+
+def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
+    config = {"buckets": {
+        "storm": {"replicas": ["replica1"], "durability_timeout_mode": mode,
+                  # Room for a million pending 100-byte writes: the quota is
+                  # not what this measures.
+                  "max_size": 8 << 30},
+        "bystander": {},
+    }}
+    config_path = os.path.join(workdir, "storm.json")
+    with open(config_path, "w") as f:
+        json.dump(config, f)
+    port = free_port()
+    log = open(os.path.join(workdir, "server.log"), "w")
+    server = subprocess.Popen([os.path.join(bin_dir, "syncwrite-server"), "--config",
+                               config_path, "--port", str(port)], stdout=log, stderr=log)
+    try:
+        wait_for_port(port, server)
+        time.sleep(0.5)
+        rss_before = rss_kb(server.pid)
+        connections = max(1, -(-n // PER_CONNECTION))
+        depth = -(-n // connections)
+        load = os.path.join(bin_dir, "mcbp_load")
+        storm_json = os.path.join(workdir, "storm_run.json")
+        bystander_json = os.path.join(workdir, "bystander_run.json")
+        bystander = None
+        if with_bystander:
+            bystander = subprocess.Popen(
+            [load, "--port", str(port), "--bucket", "bystander", "--op", "mix", "--set-ratio",
+             "0.5", "--keys", "1000", "--connections", "1", "--depth", "1",
+             "--duration", str(timeout_ms / 1000 + 3 + n / 100000), "--json", bystander_json],
+            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+            time.sleep(0.5)
+        started = time.monotonic()
+        storm = subprocess.Popen(
+            [load, "--port", str(port), "--bucket", "storm", "--durability", "majority",
+             "--durability-timeout-ms", str(timeout_ms), "--keys", str(n), "--keys-in-order",
+             "--connections", str(connections), "--depth", str(depth), "--requests", str(n),
+             "--server-pid", str(server.pid), "--json", storm_json],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # Accepted: every write pending (or the timeout is near).
+        accepted_s, peak_rss = None, 0
+        while storm.poll() is None:
+            pending = in_flight(bin_dir, port)
+            peak_rss = max(peak_rss, rss_kb(server.pid))
+            if pending >= n and accepted_s is None:
+                accepted_s = time.monotonic() - started
+                peak_rss = rss_kb(server.pid)
+            if accepted_s is not None or time.monotonic() - started > timeout_ms / 1000 * 0.9:
+                break
+            time.sleep(0.02)
+        output = storm.communicate()[0]
+        if storm.returncode != 0:
+            sys.exit(f"storm: mcbp_load (storm, N={n}, {mode}) failed:\n{output}")
+        with open(storm_json) as f:
+            storm_report = json.load(f)
+        bystander_report = None
+        if bystander:
+            bystander.wait()
+            with open(bystander_json) as f:
+                bystander_report = json.load(f)
+    finally:
+        server.terminate()
+        server.wait()
+    lat = storm_report["latency_us"]
+    ambiguous = storm_report["statuses"].get("0xa3", 0)
+    return {
+        "n": n, "mode": mode, "timeout_ms": timeout_ms,
+        "connections": connections, "depth": depth,
+        "accepted_s": accepted_s,
+        "accept_rate_per_s": n / accepted_s if accepted_s else None,
+        "rss_per_pending_write_bytes": (peak_rss - rss_before) * 1024 / n if accepted_s else None,
+        "late_ms": {k: (lat[k] / 1000 - timeout_ms) for k in ("p50", "p99", "p99_9", "max")},
+        "fastest_answer_ms": lat["min"] / 1000,
+        # The send comes before the server's receipt: an answer sooner than
+        # the timeout after the send is early for certain.
+        "early": lat["min"] / 1000 < timeout_ms,
+        "statuses": storm_report["statuses"],
+        "ambiguous": ambiguous,
+        "not_ambiguous": storm_report["ops"] - ambiguous,
+        "server_cpu_us_per_write": storm_report.get("server_cpu_us_per_op"),
+        "bystander_us": bystander_report["latency_us"] if bystander_report else None,
+        "bystander_errors": bystander_report["errors"] if bystander_report else [],
+    }
+
+
+def run_pair(bin_dir, n, mode, timeout_ms, workdir):
+    """The storm alone (its CPU, RSS and lateness are the server's for the
+    storm only), then again with the bystander (whose latency it reports)."""
+    alone = run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander=False)
+    beside = run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander=True)
+    alone["bystander_us"] = beside["bystander_us"]
+    alone["bystander_errors"] = beside["bystander_errors"]
+    alone["late_ms_with_bystander"] = beside["late_ms"]
+    alone["early"] = alone["early"] or beside["early"]
+    alone["not_ambiguous"] += beside["not_ambiguous"]
+    return alone
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bin", required=True, help="directory with syncwrite-server, "
+                        "syncwrite-cli and mcbp_load")
+    parser.add_argument("--n", default="10000,100000,300000", help="comma-separated write counts")
+    parser.add_argument("--modes", default="event-driven,polling")
+    parser.add_argument("--timeout-ms", type=int, default=2000)
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args()
+
+    results = []
+    with tempfile.TemporaryDirectory(prefix="storm_") as workdir:
+        for n in (int(x) for x in args.n.split(",")):
+            for mode in args.modes.split(","):
+                print(f"storm: N={n}, {mode}", file=sys.stderr)
+                results.append(run_pair(args.bin, n, mode, args.timeout_ms, workdir))
+
+    print(f"| N | mode | accepted in | RSS per pending write | late p50 / p99 / max "
+          f"(answer − {args.timeout_ms} ms timeout) | early | not ambiguous "
+          "| server CPU per write | bystander p50 / p99 / max |")
+    print("|---|---|---|---|---|---|---|---|---|")
+
+    def f(v, spec, unit=""):
+        return "—" if v is None else format(v, spec) + unit
+
+    for r in results:
+        late, by = r["late_ms"], r["bystander_us"]
+        print(f"| {r['n']:,} | {r['mode']} | {f(r['accepted_s'], '.2f', ' s')} "
+              f"| {f(r['rss_per_pending_write_bytes'], '.0f', ' B')} "
+              f"| {late['p50']:.0f} / {late['p99']:.0f} / {late['max']:.0f} ms "
+              f"| {'yes' if r['early'] else 0} | {r['not_ambiguous']} "
+              f"| {f(r['server_cpu_us_per_write'], '.1f', ' µs')} "
+              f"| {by['p50'] / 1000:.2f} / {by['p99'] / 1000:.2f} / {by['max'] / 1000:.1f} ms |")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(results, out, indent=1)
+    bad = [r for r in results if r["early"] or r["not_ambiguous"] or r["bystander_errors"]]
+    if bad:
+        sys.exit(f"storm: {len(bad)} run(s) had early answers, answers other than "
+                 "SyncWriteAmbiguous, or bystander errors (see above)")
+
+
+if __name__ == "__main__":
+    main()
