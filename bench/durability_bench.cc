@@ -157,9 +157,11 @@ void BM_ProcessTimeoutNoneExpired(benchmark::State& state) {
   for (size_t i = 0; i < n; ++i) {
     ResolvedWrites resolved;
     const uint16_t timeout_ms = mixed && i % 2 == 1 ? 30000 : 60000;
-    monitor.write(WriteRequest{WriteOp::kSet, "key" + std::to_string(i), "v", 0,
-                               Requirements{Level::kMajority, *Timeout::fromMillis(timeout_ms)}},
-                  nullptr, clock.now(), resolved);
+    monitor.write(
+        WriteRequest{WriteOp::kSet, "key" + std::to_string(i), "v", 0,
+                     Requirements{Level::kMajority, *Timeout::fromMillis(timeout_ms)}},
+        // A SyncWrite with no completion is refused (kInvalidLevel).
+        [](const Resolution&) {}, clock.now(), resolved);
   }
   clock.advance(1s);
   ResolvedWrites resolved;
