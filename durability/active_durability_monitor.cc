@@ -34,8 +34,9 @@ bool isKnownLevel(Level level) noexcept {
 
 ActiveDurabilityMonitor::ActiveDurabilityMonitor(vbucket::VBucket& vb,
                                                  const DurabilitySettings& settings,
-                                                 ReplicationTopology topology)
-    : vb_(vb), settings_(settings), acks_(std::move(topology)) {}
+                                                 ReplicationTopology topology,
+                                                 vbucket::VBucketSet* in_flight)
+    : vb_(vb), settings_(settings), in_flight_(in_flight), acks_(std::move(topology)) {}
 
 WriteStatus ActiveDurabilityMonitor::checkLocked(const WriteRequest& request, bool durable) const {
   if (closed_ || vb_.state() != vbucket::VBucketState::kActive) return WriteStatus::kNotActive;
@@ -105,7 +106,7 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest&& request, Completion&& 
   }
   if (writes_.size() == 1 ||
       deadline.time_since_epoch().count() < next_deadline_.load(std::memory_order_relaxed)) {
-    publishLocked(/*tell=*/false);
+    publishLocked();
   }
   // Satisfied already when the active alone is a majority; the caller defers
   // the notification.
@@ -172,16 +173,14 @@ void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
     popHeadLocked();
     head_changed = true;
   }
-  if (head_changed) publishLocked(/*tell=*/false);
+  if (head_changed) publishLocked();
 }
 
 void ActiveDurabilityMonitor::processTimeout(clock::TimePoint now, ResolvedWrites& resolved) {
-  // The common case on both timeout paths: nothing has expired yet.
-  // Without a listener there is nothing to re-arm either, so no lock.
-  if (next_deadline_.load(std::memory_order_acquire) >= now.time_since_epoch().count() &&
-      listener_.load(std::memory_order_acquire) == nullptr) {
-    return;
-  }
+  // The common case on both timeout paths: nothing has expired yet, so no
+  // lock (the next deadline only becomes later by what follows, so there is
+  // no listener to tell either).
+  if (next_deadline_.load(std::memory_order_acquire) >= now.time_since_epoch().count()) return;
   base::MutexLock lock(mutex_);
   while (!writes_.empty() && writes_.front().deadline < now) {
     TrackedWrite& head = writes_.front();
@@ -198,7 +197,7 @@ void ActiveDurabilityMonitor::processTimeout(clock::TimePoint now, ResolvedWrite
     popHeadLocked();
   }
   answerExpiredLocked(now, resolved);
-  publishLocked(/*tell=*/true);  // a timer woken early sleeps again
+  publishLocked();
 }
 
 void ActiveDurabilityMonitor::answerExpiredLocked(clock::TimePoint now, ResolvedWrites& resolved) {
@@ -246,7 +245,7 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
   writes_.clear();
   early_.clear();
   early_live_ = 0;
-  publishLocked(/*tell=*/false);
+  publishLocked();
 }
 
 void ActiveDurabilityMonitor::setTopology(ReplicationTopology topology, ResolvedWrites& resolved) {
@@ -264,7 +263,9 @@ ReplicationTopology ActiveDurabilityMonitor::topology() const {
 void ActiveDurabilityMonitor::setDeadlineListener(DeadlineListener* listener) {
   base::MutexLock lock(mutex_);
   listener_.store(listener, std::memory_order_release);
-  if (listener != nullptr) listener->nextDeadlineChanged(nextDeadline());
+  if (listener != nullptr && nextDeadline() != clock::kNever) {
+    listener->nextDeadlineEarlier(nextDeadline());
+  }
 }
 
 // The caller has erased the head's key (before a commit moves the item the
@@ -286,7 +287,7 @@ void ActiveDurabilityMonitor::popHeadLocked() {
   }
 }
 
-void ActiveDurabilityMonitor::publishLocked(bool tell) {
+void ActiveDurabilityMonitor::publishLocked() {
   clock::Duration::rep head = kNeverRep;
   clock::Duration::rep next = kNeverRep;
   if (!writes_.empty()) {
@@ -296,12 +297,25 @@ void ActiveDurabilityMonitor::publishLocked(bool tell) {
   }
   head_deadline_.store(head, std::memory_order_release);
   // Written only under the lock: a load and a store, no read-modify-write.
-  const bool changed = next_deadline_.load(std::memory_order_relaxed) != next;
-  next_deadline_.store(next, std::memory_order_release);
-  has_writes_.store(!writes_.empty(), std::memory_order_release);
-  if (!changed && !tell) return;
+  const bool earlier = next < next_deadline_.load(std::memory_order_relaxed);
+  // An earlier deadline is stored sequentially consistent, before the
+  // listener reads what its timer is armed for: a timer that has begun to
+  // look (stored that it is armed for nothing) then either finds it, or this
+  // listener sees that store and arms it (bucket_timeout_task.h).
+  next_deadline_.store(next, earlier ? std::memory_order_seq_cst : std::memory_order_release);
+  const bool had_writes = has_writes_.load(std::memory_order_relaxed);
+  const bool has_writes = !writes_.empty();
+  has_writes_.store(has_writes, std::memory_order_release);
+  if (in_flight_ != nullptr && had_writes != has_writes) {
+    if (has_writes) {
+      in_flight_->insert(vb_.id());
+    } else {
+      in_flight_->erase(vb_.id());
+    }
+  }
+  if (!earlier) return;
   if (DeadlineListener* l = listener_.load(std::memory_order_relaxed)) {
-    l->nextDeadlineChanged(nextDeadline());
+    l->nextDeadlineEarlier(nextDeadline());
   }
 }
 

@@ -37,14 +37,24 @@
 // writes that left are skipped when they reach the top, and the heap is
 // rebuilt once they outnumber the live ones, so it stays O(writes tracked).
 //
-// Timers: an optional DeadlineListener (the event-driven timeout task) is
-// told, under the lock, the next deadline whenever it changes, and at the end
-// of every processTimeout(). Being told under the lock is what orders the
-// re-arms of concurrent callers: the last one told is always current.
+// Timers: an optional DeadlineListener (the bucket's event-driven timeout
+// task) is told, under the lock, the next deadline whenever it becomes
+// earlier than it was — the first write of an empty monitor, or a write
+// whose deadline is earlier than every other's. A later one (the head
+// resolved) is not told: whoever waits for the old one looks again then.
+//
+// The in-flight set: an optional VBucketSet of the bucket (shared by its
+// monitors) holds this vbucket's id while it tracks a write — inserted by the
+// write that makes it non-empty, erased by whatever empties it (commit,
+// timeout, abortAll) — so that the timeout paths read only the vbuckets with
+// writes. Both updates happen under the lock, after the next deadline is
+// published and before the listener is told; each is one atomic
+// read-modify-write of a word the bucket's vbuckets share, paid only on
+// those two transitions.
 //
 // Lock-free reads for the timeout paths: hasSyncWrites(), headDeadline() and
 // nextDeadline() are single atomic loads; processTimeout() with nothing
-// expired takes no lock when there is no listener.
+// expired takes no lock.
 //
 // Memory per tracked write: one TrackedWrite in a deque plus one slot of the
 // key set (plus a 16-byte heap entry for a write that can expire behind the
@@ -72,6 +82,7 @@
 #include "durability/sync_write.h"
 #include "durability/topology.h"
 #include "vbucket/vbucket.h"
+#include "vbucket/vbucket_set.h"
 
 namespace syncwrite::durability {
 
@@ -87,12 +98,12 @@ struct DurabilitySettings {
   }
 };
 
-// Told the monitor's next deadline (clock::kNever: no write can expire)
-// under the monitor's lock. Must not block and must not call back into the
-// monitor.
+// Told, under the monitor's lock, the monitor's next deadline when it became
+// earlier than it was (never clock::kNever). Must not block and must not call
+// back into the monitor. One listener may serve many monitors.
 class DeadlineListener {
  public:
-  virtual void nextDeadlineChanged(clock::TimePoint next_deadline) = 0;
+  virtual void nextDeadlineEarlier(clock::TimePoint next_deadline) = 0;
 
  protected:
   ~DeadlineListener() = default;
@@ -114,10 +125,11 @@ struct MonitorCounters {
 
 class ActiveDurabilityMonitor {
  public:
-  // Tracks writes of `vb` while it is active. `settings` must outlive the
-  // monitor.
+  // Tracks writes of `vb` while it is active. `settings` and `in_flight`
+  // (optional: see "The in-flight set" above; its size must exceed vb's id)
+  // must outlive the monitor.
   ActiveDurabilityMonitor(vbucket::VBucket& vb, const DurabilitySettings& settings,
-                          ReplicationTopology topology);
+                          ReplicationTopology topology, vbucket::VBucketSet* in_flight = nullptr);
   ActiveDurabilityMonitor(const ActiveDurabilityMonitor&) = delete;
   ActiveDurabilityMonitor& operator=(const ActiveDurabilityMonitor&) = delete;
 
@@ -141,12 +153,10 @@ class ActiveDurabilityMonitor {
   // This node persisted the vbucket up to `persisted_seqno`.
   void notifyLocalPersistence(Seqno persisted_seqno, ResolvedWrites& resolved);
 
-  // Aborts the expired prefix (deadline < now), answers ambiguous every
-  // other write whose deadline < now (left tracked, see above), and re-arms
-  // the listener. When nothing has expired and there is no listener, one
-  // atomic load and no lock; with a listener, the lock and O(1) more. Neither
-  // depends on how many writes are tracked. Otherwise O(writes aborted +
-  // writes answered × log).
+  // Aborts the expired prefix (deadline < now) and answers ambiguous every
+  // other write whose deadline < now (left tracked, see above). When nothing
+  // has expired, one atomic load and no lock, however many writes are
+  // tracked. Otherwise O(writes aborted + writes answered × log).
   void processTimeout(clock::TimePoint now, ResolvedWrites& resolved);
 
   // Resolves every tracked write ambiguous with `reason`, queueing nothing.
@@ -158,8 +168,9 @@ class ActiveDurabilityMonitor {
   void setTopology(ReplicationTopology topology, ResolvedWrites& resolved);
   ReplicationTopology topology() const;
 
-  // Attaches (or, with null, detaches) the timer told of next-deadline
-  // changes, and tells it the current one at once. Only one at a time.
+  // Attaches (or, with null, detaches) the timer told of earlier next
+  // deadlines, and tells it the current one at once (unless kNever). Only
+  // one at a time.
   void setDeadlineListener(DeadlineListener* listener);
 
   bool hasSyncWrites() const noexcept { return has_writes_.load(std::memory_order_acquire); }
@@ -167,9 +178,12 @@ class ActiveDurabilityMonitor {
   clock::TimePoint headDeadline() const noexcept {
     return clock::TimePoint(clock::Duration(head_deadline_.load(std::memory_order_acquire)));
   }
-  // The next deadline (see above; kNever when none).
+  // The next deadline (see above; kNever when none). Sequentially
+  // consistent (a plain load on x86): a timer that publishes "I am looking"
+  // and then reads this either sees a deadline made earlier concurrently, or
+  // is told of it (publishLocked).
   clock::TimePoint nextDeadline() const noexcept {
-    return clock::TimePoint(clock::Duration(next_deadline_.load(std::memory_order_acquire)));
+    return clock::TimePoint(clock::Duration(next_deadline_.load(std::memory_order_seq_cst)));
   }
   size_t numTracked() const;
   // Entries in the heap of writes that may expire behind the head, stale ones
@@ -208,12 +222,13 @@ class ActiveDurabilityMonitor {
   // Answers every unanswered write with deadline < now behind the head.
   void answerExpiredLocked(clock::TimePoint now, ResolvedWrites& resolved)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Publishes the head's and the next deadline, and tells the listener when
-  // the next one changed (always, with `tell`).
-  void publishLocked(bool tell) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Publishes the head's and the next deadline and the in-flight set's bit,
+  // and tells the listener when the next deadline became earlier.
+  void publishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   vbucket::VBucket& vb_;
   const DurabilitySettings& settings_;
+  vbucket::VBucketSet* const in_flight_;
 
   mutable base::Mutex mutex_;
   std::deque<TrackedWrite> writes_ ABSL_GUARDED_BY(mutex_);

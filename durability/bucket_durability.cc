@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "durability/active_durability_monitor.h"
+#include "durability/bucket_timeout_task.h"
 #include "durability/config_values.h"
 #include "durability/polling_timeout_task.h"
-#include "durability/vbucket_timeout_task.h"
 
 namespace syncwrite::durability {
 
@@ -57,8 +57,8 @@ struct BucketDurability::Impl {
        executor::ExecutorPool& pool, const ReplicationTopology& topology, TimeoutClocks clocks);
 
   void applyModeLocked(TimeoutMode mode) ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
-  void startTimerLocked(Vbid vb) ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
-  void stopTimerLocked(Vbid vb) ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
+  void startTimerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
+  void stopTimerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
   void startPollingLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
   void stopPollingLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
   void onStateChange(vbucket::VBucket& vb, vbucket::VBucketState old_state,
@@ -77,6 +77,9 @@ struct BucketDurability::Impl {
 
   DurabilitySettings settings;
   TimeoutTaskCounters task_counters;
+  // The vbuckets with SyncWrites in flight, kept by their monitors; what
+  // both timeout mechanisms read instead of every vbucket.
+  vbucket::VBucketSet in_flight;
   // Timeout tasks are unregistered at shutdown; completion tasks only at
   // destruction, so a write racing with shutdown() still gets its deferred
   // completion from a pool thread.
@@ -87,8 +90,9 @@ struct BucketDurability::Impl {
 
   mutable base::Mutex tasks_mutex;
   std::atomic<TimeoutMode> mode;
-  // Event-driven: one per vbucket, null unless the vbucket is active.
-  std::vector<std::shared_ptr<VBucketTimeoutTask>> timers ABSL_GUARDED_BY(tasks_mutex);
+  // Event-driven: the bucket's timer, attached to every monitor (null when
+  // polling).
+  std::shared_ptr<BucketTimeoutTask> timer ABSL_GUARDED_BY(tasks_mutex);
   std::shared_ptr<PollingTimeoutTask> polling ABSL_GUARDED_BY(tasks_mutex);
   // Passes of the polling tasks already stopped.
   uint64_t polling_passes_before ABSL_GUARDED_BY(tasks_mutex) = 0;
@@ -105,40 +109,39 @@ BucketDurability::Impl::Impl(std::string name_in, config::Configuration& config_
       pool(pool_in),
       clocks(clocks_in),
       visitor_clock(visitorClockOf(config.get(keys::kDurabilityVisitorClock))),
+      in_flight(map.size()),
       timeout_owner(name + ": durability timeouts"),
       completion_owner(name + ": durability completions"),
       mode(modeOf(config)) {
   settings.min_level.store(minLevelOf(config.get(keys::kDurabilityMinLevel)));
   settings.default_timeout_ms.store(config.get(keys::kDurabilityDefaultTimeout).count());
   slots.resize(map.size());
-  timers.resize(map.size());
   // Each monitor keeps its own topology: copies, and this one for the last.
   const size_t last = map.size() - 1;  // a VBucketMap has at least one vbucket
   for (size_t i = 0; i < last; ++i) {
     slots[i].monitor = std::make_unique<ActiveDurabilityMonitor>(map.at(static_cast<Vbid>(i)),
-                                                                 settings, topology_in);
+                                                                 settings, topology_in, &in_flight);
   }
-  slots[last].monitor = std::make_unique<ActiveDurabilityMonitor>(map.at(static_cast<Vbid>(last)),
-                                                                  settings, topology_in);
+  slots[last].monitor = std::make_unique<ActiveDurabilityMonitor>(
+      map.at(static_cast<Vbid>(last)), settings, topology_in, &in_flight);
 }
 
-void BucketDurability::Impl::startTimerLocked(Vbid vb) {
-  std::shared_ptr<VBucketTimeoutTask>& timer = timers[vb];
-  ActiveDurabilityMonitor& monitor = *slots[vb].monitor;
+void BucketDurability::Impl::startTimerLocked() {
   if (timer || shut_down) return;
-  if (monitor.vbucket().state() != vbucket::VBucketState::kActive) return;
-  auto task = std::make_shared<VBucketTimeoutTask>(timeout_owner, pool, monitor, clocks.deadline,
-                                                   task_counters);
+  auto task = std::make_shared<BucketTimeoutTask>(
+      timeout_owner, pool, in_flight,
+      [this](Vbid vb) -> ActiveDurabilityMonitor& { return *slots[vb].monitor; }, clocks.deadline,
+      clocks.timer_slack, task_counters);
   if (pool.schedule(task) == executor::kNoTask) return;
   timer = std::move(task);
-  monitor.setDeadlineListener(timer.get());  // arms it
+  // Each monitor with writes arms it for its next deadline.
+  for (Slot& slot : slots) slot.monitor->setDeadlineListener(timer.get());
 }
 
-void BucketDurability::Impl::stopTimerLocked(Vbid vb) {
-  std::shared_ptr<VBucketTimeoutTask>& timer = timers[vb];
+void BucketDurability::Impl::stopTimerLocked() {
   if (!timer) return;
-  // Detached first, under the monitor's lock: no one re-arms it afterwards.
-  slots[vb].monitor->setDeadlineListener(nullptr);
+  // Detached first, each under its monitor's lock: no one re-arms it afterwards.
+  for (Slot& slot : slots) slot.monitor->setDeadlineListener(nullptr);
   pool.cancel(timer->id());
   task_counters.rearms.fetch_add(timer->rearms(), std::memory_order_relaxed);
   timer.reset();
@@ -147,7 +150,7 @@ void BucketDurability::Impl::stopTimerLocked(Vbid vb) {
 void BucketDurability::Impl::startPollingLocked() {
   if (polling || shut_down) return;
   auto task = std::make_shared<PollingTimeoutTask>(
-      timeout_owner, pool, map,
+      timeout_owner, pool, map, in_flight,
       [this](Vbid vb) -> ActiveDurabilityMonitor& { return *slots[vb].monitor; }, clocks.polling,
       visitor_clock, config.get(keys::kMaxVbucketVisitDuration),
       config.get(keys::kDurabilityTimeoutTaskInterval), task_counters);
@@ -169,9 +172,9 @@ void BucketDurability::Impl::applyModeLocked(TimeoutMode new_mode) {
   if (shut_down) return;
   if (new_mode == TimeoutMode::kPolling) {
     startPollingLocked();
-    for (size_t vb = 0; vb < slots.size(); ++vb) stopTimerLocked(static_cast<Vbid>(vb));
+    stopTimerLocked();
   } else {
-    for (size_t vb = 0; vb < slots.size(); ++vb) startTimerLocked(static_cast<Vbid>(vb));
+    startTimerLocked();
     stopPollingLocked();
   }
   mode.store(new_mode, std::memory_order_release);
@@ -179,18 +182,11 @@ void BucketDurability::Impl::applyModeLocked(TimeoutMode new_mode) {
 
 void BucketDurability::Impl::onStateChange(vbucket::VBucket& vb, vbucket::VBucketState old_state,
                                            vbucket::VBucketState new_state) {
+  // The bucket's timer serves whichever vbuckets are active; a vbucket that
+  // is not tracks no write, so it is not in the in-flight set either.
+  if (old_state != vbucket::VBucketState::kActive || new_state == old_state) return;
   ResolvedWrites resolved;
-  {
-    base::MutexLock lock(tasks_mutex);
-    if (old_state == vbucket::VBucketState::kActive) {
-      stopTimerLocked(vb.id());
-      slots[vb.id()].monitor->abortAll(AmbiguousReason::kLeftActive, /*close=*/false, resolved);
-    }
-    if (new_state == vbucket::VBucketState::kActive &&
-        mode.load(std::memory_order_relaxed) == TimeoutMode::kEventDriven) {
-      startTimerLocked(vb.id());
-    }
-  }
+  slots[vb.id()].monitor->abortAll(AmbiguousReason::kLeftActive, /*close=*/false, resolved);
   resolved.notify();
 }
 
@@ -338,9 +334,7 @@ void BucketDurability::checkTimeoutsNow() {
     d.polling->runAgain();
     return;
   }
-  for (size_t vb = 0; vb < d.slots.size(); ++vb) {
-    if (d.timers[vb] && d.slots[vb].monitor->hasSyncWrites()) d.pool.wake(d.timers[vb]->id());
-  }
+  if (d.timer && !d.in_flight.empty()) d.pool.wake(d.timer->id());
 }
 
 void BucketDurability::shutdown(AmbiguousReason reason) {
@@ -349,7 +343,7 @@ void BucketDurability::shutdown(AmbiguousReason reason) {
   {
     base::MutexLock lock(d.tasks_mutex);
     if (d.shut_down) return;
-    for (size_t vb = 0; vb < d.slots.size(); ++vb) d.stopTimerLocked(static_cast<Vbid>(vb));
+    d.stopTimerLocked();
     d.stopPollingLocked();
     d.shut_down = true;
     for (Impl::Slot& slot : d.slots) slot.monitor->abortAll(reason, /*close=*/true, resolved);
@@ -383,22 +377,30 @@ DurabilityStats BucketDurability::stats() const {
   s.mode_switches = d.mode_switches;
   // Retired and live timers' re-arms, read under the lock that retires them.
   s.timeout_rearms = d.task_counters.rearms.load(std::memory_order_relaxed);
-  for (const auto& timer : d.timers) {
-    if (!timer) continue;
+  if (d.timer) {
     ++s.timeout_tasks;
-    s.timeout_rearms += timer->rearms();
+    s.timeout_rearms += d.timer->rearms();
   }
   if (d.polling) ++s.timeout_tasks;
   s.polling_passes = d.polling_passes_before + (d.polling ? d.polling->passesCompleted() : 0);
   return s;
 }
 
-clock::TimePoint BucketDurability::armedDeadline(Vbid vbid) const {
+clock::TimePoint BucketDurability::armedDeadline() const {
   const Impl& d = *impl_;
-  if (vbid >= d.slots.size()) return clock::kNever;
   base::MutexLock lock(d.tasks_mutex);
-  const auto& timer = d.timers[vbid];
-  return timer ? timer->armedDeadline() : clock::kNever;
+  return d.timer ? d.timer->armedDeadline() : clock::kNever;
+}
+
+clock::Duration BucketDurability::timerSlack() const {
+  const Impl& d = *impl_;
+  base::MutexLock lock(d.tasks_mutex);
+  return d.timer ? d.timer->slack() : clock::Duration::max();
+}
+
+bool BucketDurability::inFlightSetHas(Vbid vbid) const {
+  const Impl& d = *impl_;
+  return vbid < d.slots.size() && d.in_flight.contains(vbid);
 }
 
 clock::TimePoint BucketDurability::headDeadline(Vbid vbid) const {

@@ -4,15 +4,19 @@
 // It attaches an ActiveDurabilityMonitor to each of the bucket's vbuckets
 // (the monitor tracks writes only while its vbucket is active) and runs the
 // bucket's timeout mechanism, chosen by durability_timeout_mode:
-//  - event-driven (default): one VBucketTimeoutTask per active vbucket,
-//    asleep forever while the vbucket has no SyncWrite, armed to the deadline
-//    of its oldest write whenever that write changes — with the executor's
-//    asynchronous snooze, so a writer never waits for the executor. An idle
+//  - event-driven (default): one BucketTimeoutTask per bucket, asleep
+//    forever while no vbucket has a SyncWrite, armed for the earliest
+//    deadline of them all whenever a write makes it earlier — with the
+//    executor's asynchronous snooze, so a writer never waits for the
+//    executor — and rounded up to a slot of the timer slack (TimeoutClocks), so that
+//    the deadlines of every vbucket in one slot share one run. An idle
 //    bucket runs no timeout task at all.
 //  - polling: one PollingTimeoutTask per bucket, every
-//    durability_timeout_task_interval, visiting the active vbuckets with a
-//    CappedDurationVBucketVisitor; a vbucket with no SyncWrite costs one
-//    atomic load.
+//    durability_timeout_task_interval, visiting the active vbuckets with
+//    SyncWrites with a CappedDurationVBucketVisitor.
+// Both read only the vbuckets in the bucket's in-flight set (a bit per
+// vbucket, kept by the monitors when they gain their first write and lose
+// their last), so vbuckets without SyncWrites cost them nothing per vbucket.
 // The key is followed at run time: a change swaps the mechanism on the live
 // bucket. The deadlines live in the monitors, not in the tasks, and the new
 // mechanism is started before the old one is stopped, so no write misses its
@@ -22,17 +26,18 @@
 // timeout, min level, max_vbucket_visit_duration) also take effect at once.
 //
 // Memory: on top of the vbucket's own (vbucket_map.h), an idle active vbucket
-// costs 1,554 bytes of requested heap in event-driven mode (1,590,866 for
-// 1024: its monitor, whose empty deque of tracked writes already allocates
-// its map and first block — the heap of writes that may expire behind the
-// head allocates nothing while empty — the topology and acks it keeps, and
-// its sleeping timeout task) and 1,267 in polling mode (1,297,373 for 1024,
-// the one polling task included). g++ 12, libstdc++, x86-64; tests/idle_memory_test.cc
+// costs 1,259 bytes of requested heap in either mode (1,289,214 for 1024 in
+// event-driven mode: its monitor, whose empty deque of tracked writes already
+// allocates its map and first block — the heap of writes that may expire
+// behind the head allocates nothing while empty — and the topology and acks
+// it keeps; plus, once per bucket, the sleeping timeout task and the 128-byte
+// in-flight set; 1,289,333 in polling mode, the one polling task instead).
+// g++ 12, libstdc++, x86-64; tests/idle_memory_test.cc
 // counts it and fails when the figure changes.
 //
 // Vbucket state changes are followed with state listeners: a vbucket that
-// leaves active answers its in-flight writes ambiguous (kLeftActive) and, in
-// event-driven mode, loses its timeout task; one that becomes active gets one.
+// leaves active answers its in-flight writes ambiguous (kLeftActive), which
+// also takes it out of the in-flight set.
 //
 // Time (TimeoutClocks): a write's deadline is the `deadline` clock's now()
 // when it is added plus its timeout, and the event-driven timers read the same
@@ -42,7 +47,7 @@
 // its timeout has elapsed in real time; a check on a clock that lags can only
 // be late, never early — by the lag. The server passes the precise clock for
 // both: one read per write, and per vbucket with SyncWrites in a polling
-// pass (a vbucket without any still costs one atomic load and no clock read).
+// pass or per event-driven timer run.
 // docs/benchmarks.md compares stamping with coarse + resolution, and polling
 // checks on the coarse clock.
 // Timers sleep in real time for (deadline - clock.now()), so with a manual
@@ -60,6 +65,7 @@
 // and waits for any of them that is running.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -94,16 +100,25 @@ struct DurabilityStats {
   uint64_t plain_writes = 0;            // writes committed at once
   uint64_t refused = 0;                 // writes refused (any status but kCommitted/kPending)
   uint64_t timeout_task_runs = 0;       // runs of this bucket's timeout tasks, both modes
-  uint64_t timeout_rearms = 0;          // event-driven: timers re-armed on a head change
+  uint64_t timeout_rearms = 0;          // event-driven: timer armed earlier by a write
   uint64_t mode_switches = 0;           // changes of durability_timeout_mode applied
-  uint64_t timeout_tasks = 0;   // timeout tasks scheduled now (1 polling; 1 per active vbucket)
-  uint64_t polling_passes = 0;  // completed passes of the polling task (all of them)
+  uint64_t timeout_tasks = 0;           // timeout tasks scheduled now (1 per bucket in either mode)
+  uint64_t polling_passes = 0;          // completed passes of the polling task (all of them)
 };
 
 // See "Time" above.
 struct TimeoutClocks {
-  clock::ClockRef deadline;  // stamps deadlines; read by the event-driven timers
+  // The event-driven timer's default slack: a timeout is answered at most
+  // this much (plus scheduling) after its deadline, and the deadlines of a
+  // bucket that fall in one slot of it share a timer run. docs/benchmarks.md
+  // (timeout_precision) shows what it saves and costs.
+  static constexpr clock::Duration kDefaultTimerSlack = std::chrono::milliseconds(2);
+
+  clock::ClockRef deadline;  // stamps deadlines; read by the event-driven timer
   clock::ClockRef polling;   // read by the polling visitor; never ahead of `deadline`
+  // Event-driven: deadlines are rounded up to a multiple of this on the steady
+  // timeline (bucket_timeout_task.h, "Coalescing"); zero: not rounded.
+  clock::Duration timer_slack = kDefaultTimerSlack;
 };
 
 class BucketDurability {
@@ -120,7 +135,7 @@ class BucketDurability {
                    vbucket::VBucketMap& vbuckets, executor::ExecutorPool& pool,
                    const ReplicationTopology& topology, clock::ClockRef clock)
       : BucketDurability(std::move(name), bucket_config, vbuckets, pool, topology,
-                         TimeoutClocks{clock, clock}) {}
+                         TimeoutClocks{clock, clock, TimeoutClocks::kDefaultTimerSlack}) {}
   ~BucketDurability();
   BucketDurability(const BucketDurability&) = delete;
   BucketDurability& operator=(const BucketDurability&) = delete;
@@ -169,7 +184,7 @@ class BucketDurability {
   size_t flush();
 
   // Looks for expired writes now, in the current mode: wakes the polling task
-  // for a pass, or every event-driven timer whose vbucket has writes. Returns
+  // for a pass, or the event-driven timer when a vbucket has writes. Returns
   // at once; the timeouts are processed on the pool. For tests that advance a
   // manual clock, and for an embedder whose clock jumped.
   void checkTimeoutsNow();
@@ -182,10 +197,15 @@ class BucketDurability {
   TimeoutMode mode() const noexcept;
   DurabilityStats stats() const;
 
-  // Test and diagnostic views. The deadline (on the injected clock) the
-  // event-driven timer of `vbid` is armed for: clock::kNever when asleep
-  // forever or when there is no timer (not active, or polling mode).
-  clock::TimePoint armedDeadline(Vbid vbid) const;
+  // Test and diagnostic views. The earliest deadline (on the injected clock)
+  // the bucket's event-driven timer is armed for: clock::kNever when asleep
+  // forever or in polling mode. A deadline that became later is still
+  // armed until the timer has run.
+  clock::TimePoint armedDeadline() const;
+  // The event-driven timer's slack, or Duration::max() when polling.
+  clock::Duration timerSlack() const;
+  // Whether `vbid` is in the set of vbuckets with SyncWrites in flight.
+  bool inFlightSetHas(Vbid vbid) const;
   // The oldest in-flight write's deadline of `vbid` (kNever when none).
   clock::TimePoint headDeadline(Vbid vbid) const;
   // The earliest deadline of `vbid` whose client is still waiting, the head's

@@ -17,7 +17,7 @@ class TimeoutVisitor final : public vbucket::CappedDurationVBucketVisitor {
   void visitBucket(vbucket::VBucket& vb) override {
     ActiveDurabilityMonitor& monitor = monitor_of_(vb.id());
     if (!monitor.hasSyncWrites()) {
-      noteCheapVisit();  // one atomic load: the clock need not be read after it
+      noteCheapVisit();  // resolved since the set was read: the clock need not be read after it
       return;
     }
     ResolvedWrites resolved;
@@ -33,14 +33,16 @@ class TimeoutVisitor final : public vbucket::CappedDurationVBucketVisitor {
 }  // namespace
 
 PollingTimeoutTask::PollingTimeoutTask(executor::Taskable& owner, executor::ExecutorPool& pool,
-                                       const vbucket::VBucketMap& map, MonitorOf monitor_of,
+                                       const vbucket::VBucketMap& map,
+                                       const vbucket::VBucketSet& in_flight, MonitorOf monitor_of,
                                        clock::ClockRef timeout_clock, clock::ClockRef visitor_clock,
                                        clock::Duration max_chunk_duration, clock::Duration interval,
                                        TimeoutTaskCounters& counters)
     : VBucketVisitorTask(owner, pool, "durability timeout polling", map,
                          std::make_unique<TimeoutVisitor>(std::move(monitor_of), timeout_clock,
                                                           visitor_clock, max_chunk_duration),
-                         vbucket::StateFilter{vbucket::VBucketState::kActive}, interval),
+                         vbucket::StateFilter{vbucket::VBucketState::kActive}, interval,
+                         &in_flight),
       counters_(counters) {}
 
 bool PollingTimeoutTask::run() {

@@ -7,14 +7,18 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "base/mutex.h"
 #include "clock/coarse_clock.h"
 #include "clock/manual_clock.h"
-#include "durability/vbucket_timeout_task.h"
+#include "clock/precise_clock.h"
+#include "durability/bucket_timeout_task.h"
 #include "tests/durability_test_support.h"
+#include "vbucket/vbucket_set.h"
 
 namespace syncwrite::durability {
 namespace {
@@ -67,8 +71,9 @@ class BucketDurabilityTest : public ::testing::TestWithParam<TimeoutMode> {
           eventually([&] { return bucket_->stats().polling_passes >= before.polling_passes + 2; }));
       return;
     }
+    // One run serves every vbucket.
     size_t armed = 0;
-    for (Vbid vb = 0; vb < kVBuckets; ++vb) armed += bucket_->inFlight(vb) > 0 ? 1 : 0;
+    for (Vbid vb = 0; vb < kVBuckets; ++vb) armed = bucket_->inFlight(vb) > 0 ? 1 : armed;
     bucket_->checkTimeoutsNow();
     ASSERT_TRUE(eventually(
         [&] { return bucket_->stats().timeout_task_runs >= before.timeout_task_runs + armed; }));
@@ -95,7 +100,7 @@ INSTANTIATE_TEST_SUITE_P(BothModes, BucketDurabilityTest,
 
 TEST_P(BucketDurabilityTest, StartsInTheConfiguredMode) {
   EXPECT_EQ(bucket_->mode(), GetParam());
-  EXPECT_EQ(bucket_->stats().timeout_tasks, GetParam() == TimeoutMode::kPolling ? 1u : kVBuckets);
+  EXPECT_EQ(bucket_->stats().timeout_tasks, 1u) << "one per bucket in either mode";
 }
 
 TEST_P(BucketDurabilityTest, MajorityWriteCommitsWhenTheReplicaAcks) {
@@ -243,16 +248,60 @@ TEST_P(BucketDurabilityTest, SwitchingModeWithWritesInFlightKeepsEveryDeadline) 
 
 TEST_P(BucketDurabilityTest, TheRightTasksExistAcrossModeAndStateChanges) {
   setMode(TimeoutMode::kEventDriven);
-  EXPECT_EQ(bucket_->stats().timeout_tasks, kVBuckets);
+  EXPECT_EQ(bucket_->stats().timeout_tasks, 1u);
+  EXPECT_EQ(bucket_->timerSlack(), TimeoutClocks::kDefaultTimerSlack);
   map_->at(2).setState(VBucketState::kReplica);
-  EXPECT_EQ(bucket_->stats().timeout_tasks, kVBuckets - 1) << "no timer for a replica";
+  EXPECT_EQ(bucket_->stats().timeout_tasks, 1u) << "one timer whichever vbuckets are active";
   setMode(TimeoutMode::kPolling);
   EXPECT_EQ(bucket_->stats().timeout_tasks, 1u);
+  EXPECT_EQ(bucket_->timerSlack(), clock::Duration::max());
   map_->at(2).setState(VBucketState::kActive);
   EXPECT_EQ(bucket_->stats().timeout_tasks, 1u) << "polling adds no per-vbucket task";
   setMode(TimeoutMode::kEventDriven);
-  EXPECT_EQ(bucket_->stats().timeout_tasks, kVBuckets);
+  EXPECT_EQ(bucket_->stats().timeout_tasks, 1u);
   EXPECT_EQ(bucket_->pollingInterval(), clock::Duration::max());
+}
+
+// The in-flight set holds exactly the vbuckets with writes, whichever way
+// their last write leaves, and across mode switches.
+TEST_P(BucketDurabilityTest, TheInFlightSetFollowsFirstPendingAndLastResolved) {
+  auto inSet = [&](Vbid vb) { return bucket_->inFlightSetHas(vb); };
+  EXPECT_FALSE(inSet(0));
+  writePlain(0, "plain");
+  EXPECT_FALSE(inSet(0)) << "a plain write is not in flight";
+  const WriteResult a = write(0, "a", Timeout::fromMillis(100));
+  const WriteResult b = write(0, "b", Timeout::fromMillis(300));
+  write(1, "c", Timeout::fromMillis(100));
+  write(2, "d", Timeout::fromMillis(100));
+  write(3, "e", Timeout::fromMillis(50));
+  write(3, "f", Timeout::fromMillis(1000));  // behind e
+  EXPECT_EQ(write(0, "a").status, WriteStatus::kSyncWriteInProgress);
+  EXPECT_TRUE(inSet(0) && inSet(1) && inSet(2) && inSet(3));
+
+  bucket_->seqnoAcknowledged(0, "replica1", a.seqno);
+  EXPECT_TRUE(inSet(0)) << "b is still in flight";
+  bucket_->seqnoAcknowledged(0, "replica1", b.seqno);
+  EXPECT_FALSE(inSet(0)) << "the last commit takes it out";
+
+  const TimeoutMode other =
+      GetParam() == TimeoutMode::kPolling ? TimeoutMode::kEventDriven : TimeoutMode::kPolling;
+  setMode(other);
+  EXPECT_TRUE(inSet(1) && inSet(2) && inSet(3)) << "a mode switch keeps the set";
+  clock_.advance(101ms);
+  checkTimeouts();
+  ASSERT_TRUE(recorder_.waitFor(5));  // a, b committed; c, d, e timed out
+  EXPECT_FALSE(inSet(1)) << "the last abort takes it out";
+  EXPECT_FALSE(inSet(2));
+  EXPECT_TRUE(inSet(3)) << "f is still in flight";
+
+  map_->at(3).setState(VBucketState::kReplica);
+  EXPECT_FALSE(inSet(3)) << "leaving active takes it out";
+  EXPECT_EQ(recorder_.size(), 6u);
+  setMode(GetParam());
+  write(1, "g");
+  EXPECT_TRUE(inSet(1));
+  bucket_->flush();
+  EXPECT_FALSE(inSet(1)) << "flush answers it and takes it out";
 }
 
 TEST_P(BucketDurabilityTest, AWriteSatisfiedWhenAddedCompletesOnAPoolThread) {
@@ -278,20 +327,29 @@ class EventDrivenTest : public BucketDurabilityTest {};
 INSTANTIATE_TEST_SUITE_P(EventDriven, EventDrivenTest,
                          ::testing::Values(TimeoutMode::kEventDriven));
 
-TEST_P(EventDrivenTest, TheTimerIsArmedToTheEarliestDeadlineStillWaiting) {
+TEST_P(EventDrivenTest, TheTimerIsArmedToTheEarliestDeadlineOfTheBucket) {
   const auto t0 = clock_.now();
-  EXPECT_EQ(bucket_->armedDeadline(0), clock::kNever);
-  const WriteResult a = write(0, "a", Timeout::fromMillis(100));
-  EXPECT_EQ(bucket_->armedDeadline(0), t0 + 100ms);
+  EXPECT_EQ(bucket_->armedDeadline(), clock::kNever);
+  write(0, "a", Timeout::fromMillis(100));
+  EXPECT_EQ(bucket_->armedDeadline(), t0 + 100ms);
   const WriteResult b = write(0, "b", Timeout::fromMillis(50));
-  EXPECT_EQ(bucket_->armedDeadline(0), t0 + 50ms) << "re-armed for the write behind the head";
-  const WriteResult c = write(0, "c", Timeout::fromMillis(70));
+  EXPECT_EQ(bucket_->armedDeadline(), t0 + 50ms) << "re-armed for the write behind the head";
+  write(1, "c", Timeout::fromMillis(70));
+  EXPECT_EQ(bucket_->armedDeadline(), t0 + 50ms) << "a later deadline elsewhere: not re-armed";
+  const WriteResult d = write(2, "d", Timeout::fromMillis(30));
+  EXPECT_EQ(bucket_->armedDeadline(), t0 + 30ms) << "an earlier one in any vbucket re-arms";
+  EXPECT_EQ(bucket_->stats().timeout_rearms, 3u);
+
+  bucket_->seqnoAcknowledged(2, "replica1", d.seqno);
+  EXPECT_EQ(bucket_->armedDeadline(), t0 + 30ms) << "a later deadline is found when it runs";
+  checkTimeouts();
+  EXPECT_EQ(bucket_->armedDeadline(), t0 + 50ms) << "the run re-armed for the bucket's earliest";
   bucket_->seqnoAcknowledged(0, "replica1", b.seqno);  // a and b commit
-  EXPECT_EQ(bucket_->armedDeadline(0), t0 + 70ms) << "re-armed when the head changed";
-  bucket_->seqnoAcknowledged(0, "replica1", c.seqno);
-  EXPECT_EQ(bucket_->armedDeadline(0), clock::kNever) << "asleep forever when idle";
-  EXPECT_GE(bucket_->stats().timeout_rearms, 4u);
-  (void)a;
+  clock_.advance(71ms);
+  checkTimeouts();  // c times out
+  ASSERT_TRUE(recorder_.waitFor(4));
+  EXPECT_EQ(bucket_->armedDeadline(), clock::kNever) << "asleep forever when idle";
+  EXPECT_EQ(bucket_->stats().aborted_timeout, 1u);
 }
 
 TEST_P(EventDrivenTest, AnIdleBucketRunsNoTimeoutTask) {
@@ -388,6 +446,66 @@ TEST(CoarseClockTimeouts, AnExpiringWriteTakesAFewTimerRunsNotASpin) {
   // A spin would be thousands.
   EXPECT_LE(bucket.stats().timeout_task_runs, timeouts_ms.size() * 10);
   bucket.shutdown(AmbiguousReason::kShutdown);
+}
+
+// The timer slack, on the real clock: deadlines of different vbuckets that
+// fall in one slot share one run, and that run comes after every one of them.
+// (Only "after" is asserted of the time: no upper bound.)
+TEST(CoalescedTimeouts, DeadlinesInOneSlotShareOneRunAndNoneFiresEarly) {
+  constexpr clock::Duration kSlack = 100ms;
+  constexpr Vbid kCount = 4;
+  vbucket::VBucketMap map(kCount, VBucketState::kActive);
+  vbucket::VBucketSet in_flight(map.size());
+  DurabilitySettings settings;
+  std::vector<std::unique_ptr<ActiveDurabilityMonitor>> monitors;
+  for (Vbid vb = 0; vb < kCount; ++vb) {
+    monitors.push_back(std::make_unique<ActiveDurabilityMonitor>(
+        map.at(vb), settings, testing::chainOf({"replica1"}), &in_flight));
+  }
+  executor::ExecutorPool pool(1);
+  executor::NullTaskable owner;
+  TimeoutTaskCounters counters;
+  auto task = std::make_shared<BucketTimeoutTask>(
+      owner, pool, in_flight, [&](Vbid vb) -> ActiveDurabilityMonitor& { return *monitors[vb]; },
+      clock::ClockRef::of<clock::PreciseClock>(), kSlack, counters);
+  ASSERT_NE(pool.schedule(task), executor::kNoTask);
+  for (auto& m : monitors) m->setDeadlineListener(task.get());
+  EXPECT_EQ(counters.runs.load(), 0u) << "attached to idle monitors, it runs nothing";
+
+  // A slot boundary at least 50 ms ahead; deadlines 1..4 ms before it. The
+  // deadline is the stamp passed to write() plus the timeout.
+  const clock::Duration::rep slot = kSlack.count();
+  const clock::TimePoint boundary{clock::Duration(
+      ((clock::PreciseClock::now() + 50ms).time_since_epoch().count() / slot + 1) * slot)};
+  base::Mutex mu;
+  std::vector<std::pair<clock::TimePoint, clock::TimePoint>> answered;  // deadline, answer
+  for (Vbid vb = 0; vb < kCount; ++vb) {
+    const clock::TimePoint deadline = boundary - std::chrono::milliseconds(vb + 1);
+    ResolvedWrites resolved;
+    const WriteResult r = monitors[vb]->write(
+        WriteRequest{WriteOp::kSet, "k", "v", 1,
+                     Requirements{Level::kMajority, *Timeout::fromMillis(10)}},
+        [&, deadline](const Resolution&) {
+          const clock::TimePoint at = clock::PreciseClock::now();
+          base::MutexLock lock(mu);
+          answered.emplace_back(deadline, at);
+        },
+        deadline - 10ms, resolved);
+    ASSERT_EQ(r.status, WriteStatus::kPending);
+    EXPECT_TRUE(in_flight.contains(vb));
+  }
+  EXPECT_EQ(task->armedDeadline(), boundary - 4ms);
+  ASSERT_TRUE(eventually([&] {
+    base::MutexLock lock(mu);
+    return answered.size() == kCount;
+  }));
+  ASSERT_TRUE(eventually([&] { return counters.runs.load() >= 1; }));
+  EXPECT_EQ(counters.runs.load(), 1u) << "one run for the slot";
+  for (const auto& [deadline, at] : answered) EXPECT_GT(at, deadline) << "never early";
+  EXPECT_TRUE(in_flight.empty());
+  EXPECT_EQ(task->armedDeadline(), clock::kNever);
+  for (auto& m : monitors) m->setDeadlineListener(nullptr);
+  pool.unregisterTaskable(owner);
 }
 
 }  // namespace

@@ -296,41 +296,43 @@ TEST_F(MonitorTest, CountersFollowTheWrites) {
 // A listener that records what it is told.
 class RecordingListener final : public DeadlineListener {
  public:
-  void nextDeadlineChanged(clock::TimePoint d) override { told.push_back(d); }
+  void nextDeadlineEarlier(clock::TimePoint d) override { told.push_back(d); }
   std::vector<clock::TimePoint> told;
 };
 
-TEST_F(MonitorTest, TheListenerIsToldOfEveryNextDeadlineChange) {
+TEST_F(MonitorTest, TheListenerIsToldOnlyOfEarlierNextDeadlines) {
   RecordingListener listener;
   monitor_.setDeadlineListener(&listener);
-  ASSERT_EQ(listener.told.size(), 1u);
-  EXPECT_EQ(listener.told[0], clock::kNever) << "told the current one on attach";
+  EXPECT_TRUE(listener.told.empty()) << "nothing to tell while empty";
 
   const auto t0 = clock_.now();
   write("a", Level::kMajority, *Timeout::fromMillis(100));
-  ASSERT_EQ(listener.told.size(), 2u);
-  EXPECT_EQ(listener.told[1], t0 + 100ms);
+  ASSERT_EQ(listener.told.size(), 1u);
+  EXPECT_EQ(listener.told[0], t0 + 100ms);
   write("b", Level::kMajority, *Timeout::fromMillis(50));  // earlier, behind the head
-  ASSERT_EQ(listener.told.size(), 3u);
-  EXPECT_EQ(listener.told[2], t0 + 50ms);
+  ASSERT_EQ(listener.told.size(), 2u);
+  EXPECT_EQ(listener.told[1], t0 + 50ms);
   write("c", Level::kMajority, *Timeout::fromMillis(200));  // later: not told
-  EXPECT_EQ(listener.told.size(), 3u);
+  EXPECT_EQ(listener.told.size(), 2u);
   ack(1);  // "a" commits; the next deadline is still b's
-  EXPECT_EQ(listener.told.size(), 3u);
   EXPECT_EQ(monitor_.nextDeadline(), t0 + 50ms);
-  timeouts();  // nothing expired: told again, to sleep again
-  EXPECT_EQ(listener.told.size(), 4u);
+  timeouts();  // nothing expired
   clock_.advance(60ms);
-  timeouts();
-  EXPECT_EQ(listener.told.back(), t0 + 200ms);
+  timeouts();  // b answered: the next deadline is later, c's
+  EXPECT_EQ(monitor_.nextDeadline(), t0 + 200ms);
   clock_.advance(200ms);
   timeouts();
-  EXPECT_EQ(listener.told.back(), clock::kNever);
+  EXPECT_EQ(monitor_.nextDeadline(), clock::kNever);
+  EXPECT_EQ(listener.told.size(), 2u) << "later deadlines are never told";
 
+  write("d", Level::kMajority, *Timeout::fromMillis(100));
+  EXPECT_EQ(listener.told.size(), 3u) << "the first write of an empty monitor is";
   monitor_.setDeadlineListener(nullptr);
-  const size_t before = listener.told.size();
-  write("d");
-  EXPECT_EQ(listener.told.size(), before) << "a detached listener is not told";
+  write("e", Level::kMajority, *Timeout::fromMillis(10));
+  EXPECT_EQ(listener.told.size(), 3u) << "a detached listener is not told";
+  monitor_.setDeadlineListener(&listener);
+  ASSERT_EQ(listener.told.size(), 4u) << "told the current one on attach";
+  EXPECT_EQ(listener.told.back(), monitor_.nextDeadline());
 }
 
 class NoReplicaMonitorTest : public MonitorTest {

@@ -7,7 +7,9 @@ VBucketVisitPass::Progress VBucketVisitPass::runChunk() {
   visitor_.begin();
   bool visited_in_chunk = false;
   const size_t size = map_.size();
-  while (position_ < size) {
+  while (true) {
+    if (candidates_ != nullptr) position_ = candidates_->nextFrom(position_);
+    if (position_ >= size) break;
     VBucket& vb = map_.at(static_cast<Vbid>(position_));
     if (!filter_.contains(vb.state())) {
       ++position_;

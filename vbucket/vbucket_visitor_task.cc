@@ -7,11 +7,11 @@ namespace syncwrite::vbucket {
 VBucketVisitorTask::VBucketVisitorTask(executor::Taskable& owner, executor::ExecutorPool& pool,
                                        std::string description, const VBucketMap& map,
                                        std::unique_ptr<VBucketVisitor> visitor, StateFilter filter,
-                                       clock::Duration pass_interval)
+                                       clock::Duration pass_interval, const VBucketSet* candidates)
     : Task(owner, std::move(description)),
       pool_(pool),
       visitor_(std::move(visitor)),
-      pass_(map, *visitor_, filter),
+      pass_(map, *visitor_, filter, candidates),
       pass_interval_(pass_interval.count()) {}
 
 void VBucketVisitorTask::setPassInterval(clock::Duration d) noexcept {

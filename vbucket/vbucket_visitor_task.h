@@ -39,12 +39,13 @@ namespace syncwrite::vbucket {
 class VBucketVisitorTask : public executor::Task {
  public:
   // `pool` is the pool the task will be scheduled on (runAgain() wakes it
-  // there).
+  // there). `candidates`: as VBucketVisitPass's.
   VBucketVisitorTask(executor::Taskable& owner, executor::ExecutorPool& pool,
                      std::string description, const VBucketMap& map,
                      std::unique_ptr<VBucketVisitor> visitor,
                      StateFilter filter = StateFilter::all(),
-                     clock::Duration pass_interval = clock::Duration::max());
+                     clock::Duration pass_interval = clock::Duration::max(),
+                     const VBucketSet* candidates = nullptr);
 
   bool run() override;
 

@@ -6,12 +6,16 @@
 // the real server with a silent replica (listed, not simulated: nothing ever
 // acknowledges), drives it with Drive() (driver.h) for --duration_s, stops it,
 // and reports the early answers and the lateness min/p50/p99/p99.9/max, with
-// the machine, the coarse clock's resolution and the polling interval. Text on
-// stdout; JSON with --json.
+// the machine, the coarse clock's resolution and the polling interval, and the
+// server's CPU over the drive (utime + stime of /proc/PID/stat, % of one core:
+// the sending window and the wait for the last answers, so --duration_s well
+// above the longest timeout measures the steady state). Text on stdout; JSON
+// with --json.
 //
 // Exit status: 0 measured (early answers are reported, not fatal), 1 a run
 // failed, 2 bad command line.
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -29,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/idle_cpu/machine.h"
+#include "bench/idle_cpu/proc_stat.h"
 #include "bench/idle_cpu/server_process.h"
 #include "bench/timeout_precision/driver.h"
 #include "bench/timeout_precision/lateness.h"
@@ -61,8 +66,13 @@ nlohmann::json ServerConfig(const std::string& mode) {
               {"replicas", {"replica1"}}}}}}};
 }
 
-absl::StatusOr<DriveResult> RunOne(const fs::path& server, const std::string& mode,
-                                   bool behind_head, const fs::path& dir) {
+struct RunResult {
+  DriveResult drive;
+  double server_cpu_pct = 0;  // of one core, over the drive
+};
+
+absl::StatusOr<RunResult> RunOne(const fs::path& server, const std::string& mode, bool behind_head,
+                                 const fs::path& dir) {
   fs::create_directories(dir);
   const fs::path config = dir / "config.json";
   std::ofstream(config) << ServerConfig(mode).dump(2) << "\n";
@@ -80,11 +90,21 @@ absl::StatusOr<DriveResult> RunOne(const fs::path& server, const std::string& mo
   o.max_timeout_ms = static_cast<uint16_t>(absl::GetFlag(FLAGS_max_timeout_ms));
   o.vbuckets = static_cast<uint16_t>(absl::GetFlag(FLAGS_vbuckets));
   o.behind_head = behind_head;
+  const absl::StatusOr<ProcStat> cpu_before = ReadProcStat((*proc)->pid());
+  const auto wall_before = std::chrono::steady_clock::now();
   absl::StatusOr<DriveResult> result = Drive(o);
+  const auto wall = std::chrono::steady_clock::now() - wall_before;
+  const absl::StatusOr<ProcStat> cpu_after = ReadProcStat((*proc)->pid());
   absl::Status stopped = (*proc)->Stop(std::chrono::seconds(30));
   if (!result.ok()) return result.status();
   if (!stopped.ok()) return stopped;
-  return result;
+  if (!cpu_before.ok()) return cpu_before.status();
+  if (!cpu_after.ok()) return cpu_after.status();
+  RunResult run{std::move(*result)};
+  const double cpu_s = static_cast<double>(cpu_after->ticks() - cpu_before->ticks()) /
+                       static_cast<double>(::sysconf(_SC_CLK_TCK));
+  run.server_cpu_pct = 100.0 * cpu_s / std::chrono::duration<double>(wall).count();
+  return run;
 }
 
 int Main(int argc, char** argv) {
@@ -123,7 +143,8 @@ int Main(int argc, char** argv) {
             << absl::GetFlag(FLAGS_connections) << " connections, timeouts "
             << absl::GetFlag(FLAGS_min_timeout_ms) << ".." << absl::GetFlag(FLAGS_max_timeout_ms)
             << " ms; lateness = answer - send - timeout, as the client sees it\n\n"
-            << absl::StrCat("mode          scenario     ", "sent  not_sent  ", LatenessHeader())
+            << absl::StrCat("mode          scenario     ", "sent  not_sent  cpu%  ",
+                            LatenessHeader())
             << "\n";
   char dir_template[] = "/tmp/timeout_precision-XXXXXX";
   const char* dir = ::mkdtemp(dir_template);
@@ -134,16 +155,18 @@ int Main(int argc, char** argv) {
     for (bool behind : {false, true}) {
       if (behind && !absl::GetFlag(FLAGS_behind_head)) continue;
       const std::string scenario = behind ? "behind-head" : "head";
-      absl::StatusOr<DriveResult> r =
+      absl::StatusOr<RunResult> run_result =
           RunOne(server, mode, behind, fs::path(dir) / absl::StrCat(mode, "-", scenario));
-      if (!r.ok()) {
-        std::cerr << "timeout_precision: " << mode << " " << scenario << ": " << r.status()
+      if (!run_result.ok()) {
+        std::cerr << "timeout_precision: " << mode << " " << scenario << ": " << run_result.status()
                   << " (server log in " << dir << ")\n";
         exit_code = 1;
         continue;
       }
+      const DriveResult* r = &run_result->drive;
       const LatenessSummary s = Summarize(r->lateness_ns);
-      std::cout << absl::StrFormat("%-13s %-12s %5d %9d  ", mode, scenario, r->sent, r->not_sent)
+      std::cout << absl::StrFormat("%-13s %-12s %5d %9d %5.1f  ", mode, scenario, r->sent,
+                                   r->not_sent, run_result->server_cpu_pct)
                 << LatenessRow(s);
       if (r->unexpected + r->unanswered > 0) {
         std::cout << "  (" << r->unexpected << " unexpected answers, " << r->unanswered
@@ -157,6 +180,7 @@ int Main(int argc, char** argv) {
       run["not_sent"] = r->not_sent;
       run["unexpected"] = r->unexpected;
       run["unanswered"] = r->unanswered;
+      run["server_cpu_pct"] = run_result->server_cpu_pct;
       out["runs"].push_back(run);
     }
   }
