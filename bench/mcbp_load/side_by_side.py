@@ -19,12 +19,14 @@ Usage (./dev bench load runs it):
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from loopback import free_port, wait_for_port  # noqa: E402
 
 # Each row: a name, the mcbp_load flags, and whether memcached can run it
 # (it has no SyncWrites).
@@ -50,25 +52,6 @@ SYNCWRITE_CONFIG = {
         "simulated_replicas": {"replica1": {"ack_delay_ms": 0}},
     }},
 }
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port, process, what):
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            sys.exit(f"side_by_side: {what} exited with {process.returncode} at start")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"side_by_side: {what} did not listen on port {port} within 10 s")
 
 
 def start_syncwrite(binary, config, name, workdir):

@@ -30,32 +30,15 @@ Usage (./dev bench storm runs it):
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from loopback import free_port, wait_for_port  # noqa: E402
+
 PER_CONNECTION = 1000  # below the server's 1024 requests in flight per connection
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port, process):
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            sys.exit(f"storm: syncwrite-server exited with {process.returncode} at start")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"storm: syncwrite-server did not listen on port {port} within 10 s")
 
 
 def rss_kb(pid):
@@ -93,7 +76,7 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
     server = subprocess.Popen([os.path.join(bin_dir, "syncwrite-server"), "--config",
                                config_path, "--port", str(port)], stdout=log, stderr=log)
     try:
-        wait_for_port(port, server)
+        wait_for_port(port, server, "syncwrite-server")
         time.sleep(0.5)
         rss_before = rss_kb(server.pid)
         connections = max(1, -(-n // PER_CONNECTION))
