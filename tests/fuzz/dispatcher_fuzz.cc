@@ -19,9 +19,10 @@
 //
 // Properties, for every complete request before the stream stopped:
 //  - answered at once (kAnswered, kClose): what it appended is whole response
-//    packets with its opcode and opaque: exactly one, or none for a quiet
-//    command, or for STAT any number ending in the empty terminator; it
-//    never uses a LateReply;
+//    packets with its opcode and opaque: exactly one; or at most one for a
+//    quiet command and DCP_SEQNO_ACKNOWLEDGED (nothing on success,
+//    docs/protocol.md); or for STAT any number ending in the empty
+//    terminator; it never uses a LateReply;
 //  - deferred (kDeferred): it appended nothing, and its LateReply is used
 //    exactly once (at the latest by the shutdown), with one such packet, or
 //    none for a quiet command;
@@ -140,8 +141,8 @@ void checkAnswer(std::string_view bytes, Opcode opcode, uint32_t opaque) {
              "an answer that is not whole packets");
   if (opcode == Opcode::kStat && count > 1) {
     FUZZ_CHECK(terminated, "a STAT answer without its terminator");
-  } else if (protocol::isQuiet(opcode)) {
-    FUZZ_CHECK(count <= 1, "a quiet command answered twice");
+  } else if (protocol::isQuiet(opcode) || opcode == Opcode::kDcpSeqnoAcknowledged) {
+    FUZZ_CHECK(count <= 1, "a command that may answer nothing answered twice");
   } else {
     FUZZ_CHECK(count == 1, "a command not answered exactly once");
   }
