@@ -57,8 +57,9 @@ namespace protocol = syncwrite::server::protocol;
 namespace server = syncwrite::server;
 using protocol::Opcode;
 
-constexpr size_t kMaxPacketSize =
-    64 * 1024;  // the config's minimum is 1 KiB; small keeps inputs short
+// A body over this is answered TooBig and ends the stream, as the server's
+// max_packet_size does; small, so that inputs reach it.
+constexpr size_t kMaxPacketSize = size_t{64} * 1024;
 constexpr std::chrono::seconds kHangGuard{30};
 
 // One server: its context (pool, users) lives for the process; the bucket is
