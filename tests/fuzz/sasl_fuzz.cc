@@ -6,8 +6,9 @@
 // the first message taken as the mechanism's name); byte 1 bit 0 picks how
 // SCRAM's client-final is made: the raw rest of the input, or computed by a
 // correct client (RFC 5802 §3) from the server-first, with the rest of the
-// input as the password; byte 2 is the length of the first message (the
-// bytes after it); the rest is the second message (or the password).
+// input as the password (see saltedPassword()); byte 2 is the length of the
+// first message (the bytes after it); the rest is the second message (or the
+// password).
 //
 // Properties:
 //  - start() knows exactly the four mechanisms of kMechanisms;
@@ -20,13 +21,14 @@
 //    the user is "user" and the password "pencil", and then the server-final
 //    carries the ServerSignature the client expects;
 //  - after success or failure, every further step fails.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <absl/strings/escaping.h>
@@ -79,12 +81,16 @@ std::string unescapeName(std::string_view in) {
   return out;
 }
 
-// SaltedPassword, remembered: PBKDF2 costs 4096 HMACs and inputs repeat.
+// SaltedPassword (RFC 5802 §3). PBKDF2 costs 4096 HMACs, so it runs only for
+// the one password that can succeed (once per salt); for any other password a
+// cheap HMAC stands in: a client with a wrong password is one whose key the
+// server cannot match, however it was derived.
 std::string saltedPassword(sasl::Hash hash, std::string_view password, const std::string& salt) {
-  static std::map<std::tuple<sasl::Hash, std::string, std::string>, std::string> cache;
-  auto key = std::make_tuple(hash, std::string(password), salt);
+  if (password != kPassword) return sasl::hmac(hash, password, salt);
+  static std::map<std::pair<sasl::Hash, std::string>, std::string> cache;
+  auto key = std::make_pair(hash, salt);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
-  if (cache.size() > 256) cache.clear();
+  if (cache.size() > 64) cache.clear();  // a salt per unknown name: keep it bounded
   std::string salted = sasl::pbkdf2(hash, password, salt, sasl::UserStore::kIterations);
   cache.emplace(std::move(key), salted);
   return salted;
