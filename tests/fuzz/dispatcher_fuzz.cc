@@ -69,7 +69,9 @@ struct Fixture {
   server::ServerContext context;
   std::unique_ptr<server::Dispatcher> dispatcher;
 
-  explicit Fixture(const std::map<std::string, std::string, std::less<>>& users) {
+  using Users = std::map<std::string, std::string, std::less<>>;
+
+  explicit Fixture(const Users& users) {
     context.server_config =
         std::make_unique<syncwrite::config::Configuration>(syncwrite::config::Scope::kServer);
     context.node_name = "active";
@@ -150,8 +152,8 @@ void checkAnswer(std::string_view bytes, Opcode opcode, uint32_t opaque) {
 }
 
 Fixture& fixture(bool with_user) {
-  static Fixture open({});
-  static Fixture secured({{"fuzz", "fuzz"}});
+  static Fixture open(Fixture::Users{});
+  static Fixture secured(Fixture::Users{{"fuzz", "fuzz"}});
   return with_user ? secured : open;
 }
 

@@ -49,7 +49,8 @@ constexpr std::string_view kPassword = "pencil";
 constexpr size_t kSaltBytes = 16;
 
 const sasl::UserStore& users() {
-  static const sasl::UserStore store({{std::string(kUser), std::string(kPassword)}});
+  static const sasl::UserStore store(std::map<std::string, std::string, std::less<>>{
+      {std::string(kUser), std::string(kPassword)}});
   return store;
 }
 
