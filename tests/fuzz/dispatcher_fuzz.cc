@@ -25,8 +25,9 @@
 //    terminator; it never uses a LateReply;
 //  - deferred (kDeferred): it appended nothing, and its LateReply is used
 //    exactly once (at the latest by the shutdown), with one such packet, or
-//    none for a quiet command;
-//  - nothing after the request that closed the connection is executed.
+//    none for a quiet command.
+// Requests after one that closed the connection are not executed, as in
+// Connection (the loop stops); that is how the target drives, not a check.
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
