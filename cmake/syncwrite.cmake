@@ -58,3 +58,32 @@ function(syncwrite_check_test_registration)
                         "syncwrite_test() in tests/):\n  ${text}")
   endif()
 endfunction()
+
+# syncwrite_fuzz_target(NAME SOURCE LIBS lib...)
+# A libFuzzer target NAME_fuzz in <build>/bin/ from SOURCE, which defines
+# LLVMFuzzerTestOneInput, with its seed corpus in tests/fuzz/corpus/NAME/.
+# With SYNCWRITE_FUZZ (the fuzz preset) it links libFuzzer and joins the
+# `fuzz` target. Otherwise it links tests/fuzz/replay_main.cc instead and
+# ctest runs it over the seed corpus: every preset checks the corpus (and the
+# crashers kept in it) against the target's properties, and the compile
+# database that ./dev lint's clang-tidy reads holds the fuzz sources.
+# Its sources count as registered for syncwrite_check_test_registration().
+function(syncwrite_fuzz_target name source)
+  cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
+  set(target ${name}_fuzz)
+  add_executable(${target} ${source})
+  target_link_libraries(${target} PRIVATE ${ARG_LIBS})
+  get_filename_component(abs ${source} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+  set_property(GLOBAL APPEND PROPERTY SYNCWRITE_TEST_SOURCES ${abs})
+  set(replay ${PROJECT_SOURCE_DIR}/tests/fuzz/replay_main.cc)
+  set_property(GLOBAL APPEND PROPERTY SYNCWRITE_TEST_SOURCES ${replay})
+  if(SYNCWRITE_FUZZ)
+    target_link_options(${target} PRIVATE -fsanitize=fuzzer)
+    add_dependencies(fuzz ${target})
+  else()
+    target_sources(${target} PRIVATE ${replay})
+    target_link_libraries(${target} PRIVATE syncwrite::config)
+    add_test(NAME ${target}.corpus
+             COMMAND ${target} ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/${name})
+  endif()
+endfunction()

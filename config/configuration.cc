@@ -36,6 +36,10 @@ absl::Status Configuration::loadString(std::string_view json_text) {
   } catch (const nlohmann::json::parse_error& e) {
     return absl::InvalidArgumentError(
         absl::StrCat("malformed JSON at byte ", e.byte, ": ", e.what()));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number too large for a double (1e999): the parser throws out_of_range
+    // 406, not parse_error (found by tests/fuzz/config_fuzz.cc).
+    return absl::InvalidArgumentError(absl::StrCat("malformed JSON: ", e.what()));
   }
   return loadJson(doc);
 }

@@ -31,8 +31,22 @@ const char* toString(Scope s) noexcept { return s == Scope::kServer ? "server" :
 
 namespace {
 
-// A value as an operator would write it: strings quoted, numbers bare.
-std::string shown(const nlohmann::json& v) { return v.dump(); }
+// A value as an operator would write it: strings quoted, numbers bare. Bytes
+// that are not UTF-8 (SET_PARAM's text may hold any) are shown as U+FFFD:
+// a plain dump() throws on them (found by tests/fuzz/config_fuzz.cc).
+std::string shown(const nlohmann::json& v) {
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// True when `s` is valid UTF-8, as JSON text must be (RFC 8259 §8.1).
+bool isUtf8(const std::string& s) {
+  try {
+    (void)nlohmann::json(s).dump();
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  }
+  return true;
+}
 
 std::optional<ValueType> typeFromString(std::string_view s) {
   for (ValueType t : {ValueType::kBool, ValueType::kUnsigned, ValueType::kDurationMs,
@@ -90,8 +104,13 @@ absl::StatusOr<nlohmann::json> KeySpec::canonical(const nlohmann::json& v) const
       return nlohmann::json(n);
     }
     case ValueType::kString:
-      if (v.is_string()) return v;
-      return refuse();
+      if (!v.is_string()) return refuse();
+      // Not UTF-8, the value could not be printed back as JSON (toJson()).
+      if (!isUtf8(v.get_ref<const std::string&>())) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": ", shown(v), " is not valid UTF-8"));
+      }
+      return v;
     case ValueType::kEnum:
       if (!v.is_string()) return refuse();
       for (const auto& allowed : values) {

@@ -2,12 +2,19 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <string>
 
 namespace syncwrite::server {
+
+namespace {
+std::atomic<LogSink> log_sink{nullptr};
+}  // namespace
+
+void setLogSink(LogSink sink) noexcept { log_sink.store(sink, std::memory_order_release); }
 
 void logLine(std::string_view message) {
   using namespace std::chrono;
@@ -23,6 +30,10 @@ void logLine(std::string_view message) {
   std::string line;
   line.reserve(message.size() + 64);
   line.append(stamp).append(" syncwrite-server: ").append(message).push_back('\n');
+  if (const LogSink sink = log_sink.load(std::memory_order_acquire); sink != nullptr) {
+    sink(line);
+    return;
+  }
   // One write(2): lines from concurrent threads stay whole. A failed write to
   // stderr has nowhere to be reported.
   size_t done = 0;

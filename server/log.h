@@ -12,7 +12,15 @@
 
 namespace syncwrite::server {
 
-// Writes `message` as one timestamped line to stderr. Thread-safe.
+// Writes `message` as one timestamped line to stderr, or to the sink. Thread-safe.
 void logLine(std::string_view message);
+
+// Receives each whole line (timestamp and newline included) instead of
+// stderr. For a process whose stderr carries something else: the fuzz targets
+// (tests/fuzz/), where stderr is libFuzzer's and the sanitizers' channel and
+// would otherwise take several lines per input. Null (the default) means
+// stderr. Thread-safe; `sink` may be called from any thread, concurrently.
+using LogSink = void (*)(std::string_view line);
+void setLogSink(LogSink sink) noexcept;
 
 }  // namespace syncwrite::server

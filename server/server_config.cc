@@ -200,6 +200,10 @@ absl::StatusOr<ServerConfig> loadServerConfigText(std::string_view text) {
   } catch (const nlohmann::json::parse_error& e) {
     // The parser's message names the byte position.
     return invalid("config", absl::StrCat("malformed JSON: ", e.what()));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number too large for a double (1e999) is out_of_range 406, not a
+    // parse_error (found by tests/fuzz/config_fuzz.cc).
+    return invalid("config", absl::StrCat("malformed JSON: ", e.what()));
   }
   return loadServerConfig(document);
 }

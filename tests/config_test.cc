@@ -94,7 +94,9 @@ INSTANTIATE_TEST_SUITE_P(
                  "num_nonio_threads is a server key, not a bucket key"},
         LoadCase{"Truncated", R"({"max_vbuckets": 64,)", "malformed JSON at byte"},
         LoadCase{"NotAnObject", R"([1, 2])", "must be a JSON object"},
-        LoadCase{"Empty", "", "malformed JSON at byte 1"}),
+        LoadCase{"Empty", "", "malformed JSON at byte 1"},
+        // A parser exception that is not a parse_error (found by fuzzing).
+        LoadCase{"NumberOverflow", R"({"max_size": 1e999})", "malformed JSON: "}),
     [](const testing::TestParamInfo<LoadCase>& info) { return std::string(info.param.name); });
 
 TEST(Configuration, MalformedJsonGivesItsPosition) {
@@ -185,6 +187,16 @@ TEST(Configuration, RefusedSetsChangeNothing) {
   s = c.setFromText("durability_timeout_task_interval", "fast");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(message(s), HasSubstr("\"fast\" is not valid"));
+
+  // Bytes that are not UTF-8 (found by fuzzing): refused, the refusal names
+  // them with U+FFFD, and a string key does not store them.
+  s = c.setFromText("durability_timeout_task_interval", "\xff");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(message(s), HasSubstr("\"\xef\xbf\xbd\" is not valid"));
+  s = c.setFromText("simulated_replicas_paused", "r\xff");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(message(s),
+              HasSubstr("simulated_replicas_paused: \"r\xef\xbf\xbd\" is not valid UTF-8"));
 
   s = c.setFromText("no_such_key", "1");
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);

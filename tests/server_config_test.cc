@@ -54,6 +54,8 @@ TEST(ServerConfig, RefusesBadDocumentsSayingWhere) {
   };
   for (const Case& c : std::vector<Case>{
            {R"({"buckets": {"x": {}})", "malformed JSON"},
+           // A parser exception that is not a parse_error (found by fuzzing).
+           {R"({"buckets": {"x": {"max_size": 1e999}}})", "malformed JSON: "},
            {R"([])", "must be a JSON object"},
            {R"({})", "\"buckets\" must be an object naming at least one bucket"},
            {R"({"buckets": {}})", "at least one bucket"},

@@ -199,6 +199,12 @@ TEST(ServerDurability, SetParamRefusalsNameKeyValueAndExpectationAndChangeNothin
             "unknown configuration key \"durability_timeout_mdoe\""},
            {"max_vbuckets", "8", "max_vbuckets cannot be changed at runtime"},
            {"num_nonio_threads", "2", "num_nonio_threads is a server key, not a bucket key"},
+           // Bytes that are not UTF-8 ended the process (std::terminate) before
+           // tests/fuzz/config_fuzz.cc found it; they are shown as U+FFFD.
+           {"durability_timeout_task_interval", "\xff",
+            "durability_timeout_task_interval: \"\xef\xbf\xbd\" is not valid"},
+           {"simulated_replicas_paused", "\xff",
+            "simulated_replicas_paused: \"\xef\xbf\xbd\" is not valid UTF-8"},
        }) {
     auto refused = admin.setParam(protocol::ParamType::kConfig, c.key, c.value);
     ASSERT_TRUE(refused.ok()) << refused.status();
