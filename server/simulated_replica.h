@@ -22,11 +22,13 @@
 // non-decreasing order (a due time earlier than the last one queued, after the
 // delay shrank or from the jitter, is raised to it), so a FIFO of (due, vbid,
 // seqno) with the timer armed for its head is enough, and one replica's acks
-// are never reordered. When the timer fires it acknowledges every entry that
-// is due, keeping only the highest seqno per vbucket (acks are cumulative, so
-// this loses nothing). The FIFO and the timer live on a strand of the
-// server's io_context, so the acks run on the I/O threads; a commit's
-// completion then only posts to its connection.
+// are never reordered. A head already due (ack_delay_ms 0) is not given to
+// the timer: the same work is posted to the strand, which saves a timerfd
+// update and a reactor wake-up per batch. When the timer fires (or the post
+// runs) it acknowledges every entry that is due, keeping only the highest
+// seqno per vbucket (acks are cumulative, so this loses nothing). The FIFO and the timer live on a
+// strand of the server's io_context, so the acks run on the I/O threads; a commit's completion then
+// only posts to its connection.
 //
 // Thread-safety: every member may be called from any thread.
 // Lifetime: the acknowledger and the io_context must outlive this object;
