@@ -26,9 +26,10 @@
 // the timer: the same work is posted to the strand, which saves a timerfd
 // update and a reactor wake-up per batch. When the timer fires (or the post
 // runs) it acknowledges every entry that is due, keeping only the highest
-// seqno per vbucket (acks are cumulative, so this loses nothing). The FIFO and the timer live on a
-// strand of the server's io_context, so the acks run on the I/O threads; a commit's completion then
-// only posts to its connection.
+// seqno per vbucket (acks are cumulative, so this loses nothing). The FIFO
+// and the timer live on a strand of the server's io_context, so the acks run
+// on the I/O threads; a commit's completion then only posts to its
+// connection.
 //
 // Thread-safety: every member may be called from any thread.
 // Lifetime: the acknowledger and the io_context must outlive this object;
