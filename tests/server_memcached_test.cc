@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
-#include <regex>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -31,6 +30,23 @@ protocol::Client plainClient(const ServerProcess& server) {
   auto client = protocol::Client::connect("127.0.0.1", server.port());
   if (!client.ok()) throw std::runtime_error(std::string(client.status().message()));
   return std::move(*client);
+}
+
+// "major.minor.patch", digits only, major not 0 (no std::regex: g++ 12's
+// -Wmaybe-uninitialized fires inside it in the asan build).
+bool isBareVersion(const std::string& text) {
+  int parts = 0;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = text.find('.', start);
+    const std::string part = text.substr(start, dot == std::string::npos ? dot : dot - start);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos) return false;
+    if (parts == 0 && std::stoul(part) == 0) return false;
+    ++parts;
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return parts == 3;
 }
 
 std::string counterExtras(uint64_t delta, uint64_t initial, uint32_t expiry) {
@@ -77,8 +93,7 @@ TEST(ServerMemcached, APlainClientWorksInTheDefaultBucket) {
   ASSERT_TRUE(version.ok());
   // A bare major.minor.patch, as kv_engine answers; libmemcached refuses a
   // major version of 0 (server/version.h).
-  EXPECT_TRUE(std::regex_match(version->value, std::regex("[1-9][0-9]*\\.[0-9]+\\.[0-9]+")))
-      << version->value;
+  EXPECT_TRUE(isBareVersion(version->value)) << version->value;
   auto deleted = client.del(0, "k");
   ASSERT_TRUE(deleted.ok());
   EXPECT_EQ(deleted->status, Status::kSuccess);
