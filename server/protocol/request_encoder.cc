@@ -41,7 +41,9 @@ void appendGet(std::string& out, uint32_t opaque, uint16_t vbucket, std::string_
 
 void appendStore(std::string& out, Opcode opcode, uint32_t opaque, uint16_t vbucket,
                  std::string_view key, std::string_view value, const MutationOptions& options) {
-  assert(opcode == Opcode::kSet || opcode == Opcode::kAdd || opcode == Opcode::kReplace);
+  const Opcode loud = unquiet(opcode);
+  assert(loud == Opcode::kSet || loud == Opcode::kAdd || loud == Opcode::kReplace);
+  (void)loud;
   std::string extras;
   wire::append32(extras, options.flags);
   wire::append32(extras, options.expiry);

@@ -58,8 +58,9 @@ struct MutationOptions {
 // GET key.
 void appendGet(std::string& out, uint32_t opaque, uint16_t vbucket, std::string_view key);
 
-// SET/ADD/REPLACE: 8-byte extras (flags, expiry), key, value.
-// Requires: opcode is kSet, kAdd or kReplace.
+// SET/ADD/REPLACE (or their quiet forms): 8-byte extras (flags, expiry),
+// key, value. Requires: opcode is kSet, kAdd, kReplace, kSetQ, kAddQ or
+// kReplaceQ.
 void appendStore(std::string& out, Opcode opcode, uint32_t opaque, uint16_t vbucket,
                  std::string_view key, std::string_view value, const MutationOptions& options = {});
 
