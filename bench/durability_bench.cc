@@ -185,7 +185,8 @@ struct RearmFixture {
     task = std::make_shared<BucketTimeoutTask>(
         owner, pool, in_flight,
         [this](vbucket::Vbid) -> ActiveDurabilityMonitor& { return monitor; },
-        clock::ClockRef::of<clock::PreciseClock>(), TimeoutClocks::kDefaultTimerSlack, counters);
+        clock::ClockRef::of<clock::PreciseClock>(), TimeoutClocks::kDefaultTimerSlack,
+        /*max_slice=*/std::chrono::milliseconds(2), counters);
     pool.schedule(task);
   }
   ~RearmFixture() { pool.unregisterTaskable(owner); }

@@ -66,6 +66,7 @@ struct BucketDurability::Impl {
   void onModeChange();
   void onIntervalChange();
   void onMaxVisitDurationChange();
+  void onTimeoutSliceChange();
   void defer(ResolvedWrites&& resolved);
 
   const std::string name;
@@ -131,7 +132,7 @@ void BucketDurability::Impl::startTimerLocked() {
   auto task = std::make_shared<BucketTimeoutTask>(
       timeout_owner, pool, in_flight,
       [this](Vbid vb) -> ActiveDurabilityMonitor& { return *slots[vb].monitor; }, clocks.deadline,
-      clocks.timer_slack, task_counters);
+      clocks.timer_slack, config.get(keys::kDurabilityTimeoutSlice), task_counters);
   if (pool.schedule(task) == executor::kNoTask) return;
   timer = std::move(task);
   // Each monitor with writes arms it for its next deadline.
@@ -207,6 +208,11 @@ void BucketDurability::Impl::onIntervalChange() {
   polling->runAgain();
 }
 
+void BucketDurability::Impl::onTimeoutSliceChange() {
+  base::MutexLock lock(tasks_mutex);
+  if (timer) timer->setMaxSlice(config.get(keys::kDurabilityTimeoutSlice));
+}
+
 void BucketDurability::Impl::onMaxVisitDurationChange() {
   base::MutexLock lock(tasks_mutex);
   if (polling) polling->setMaxChunkDuration(config.get(keys::kMaxVbucketVisitDuration));
@@ -238,6 +244,9 @@ BucketDurability::BucketDurability(std::string name, config::Configuration& buck
   listeners.push_back(
       d.config.addListener(keys::kMaxVbucketVisitDuration,
                            [&d](std::chrono::milliseconds) { d.onMaxVisitDurationChange(); }));
+  listeners.push_back(
+      d.config.addListener(keys::kDurabilityTimeoutSlice,
+                           [&d](std::chrono::milliseconds) { d.onTimeoutSliceChange(); }));
   listeners.push_back(d.config.addListener(
       keys::kDurabilityDefaultTimeout,
       [&d](std::chrono::milliseconds v) { d.settings.default_timeout_ms.store(v.count()); }));
@@ -372,6 +381,7 @@ DurabilityStats BucketDurability::stats() const {
     s.committed_after_answer += c.committed_after_answer;
   }
   s.timeout_task_runs = d.task_counters.runs.load(std::memory_order_relaxed);
+  s.timeout_slices_yielded = d.task_counters.slices_yielded.load(std::memory_order_relaxed);
   base::MutexLock lock(d.tasks_mutex);
   s.mode = d.mode.load(std::memory_order_relaxed);
   s.mode_switches = d.mode_switches;

@@ -1,6 +1,7 @@
 #include "durability/bucket_timeout_task.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "clock/precise_clock.h"
@@ -10,13 +11,16 @@ namespace syncwrite::durability {
 namespace {
 
 constexpr clock::Duration::rep kNeverRep = clock::kNever.time_since_epoch().count();
+// Armed "before every deadline": a slice that yielded runs again at once,
+// and no writer's deadline is earlier, so none re-arms it meanwhile.
+constexpr clock::Duration::rep kRunNowRep = std::numeric_limits<clock::Duration::rep>::min();
 
 }  // namespace
 
 BucketTimeoutTask::BucketTimeoutTask(executor::Taskable& owner, executor::ExecutorPool& pool,
                                      const vbucket::VBucketSet& in_flight, MonitorOf monitor_of,
                                      clock::ClockRef clock, clock::Duration slack,
-                                     TimeoutTaskCounters& counters)
+                                     clock::Duration max_slice, TimeoutTaskCounters& counters)
     : Task(owner, "durability timeouts", executor::TaskGroup::kNonIO, clock::kNever),
       pool_(pool),
       in_flight_(in_flight),
@@ -24,7 +28,8 @@ BucketTimeoutTask::BucketTimeoutTask(executor::Taskable& owner, executor::Execut
       clock_(clock),
       slack_(std::max(slack, clock::Duration::zero())),
       counters_(counters),
-      armed_(kNeverRep) {}
+      armed_(kNeverRep),
+      max_slice_(max_slice.count()) {}
 
 bool BucketTimeoutTask::run() {
   if (taskable().isShutdown()) return false;
@@ -32,13 +37,36 @@ bool BucketTimeoutTask::run() {
   // arms the timer itself.
   armed_.store(kNeverRep, std::memory_order_seq_cst);
   const clock::TimePoint now = clock_.now();
+  const clock::Duration max_slice = maxSlice();
   clock::Duration::rep next = kNeverRep;
-  ResolvedWrites resolved;
-  in_flight_.forEach([&](vbucket::Vbid vb) {
-    ActiveDurabilityMonitor& monitor = monitor_of_(vb);
-    if (monitor.nextDeadline() < now) monitor.processTimeout(now, resolved);
-    next = std::min(next, monitor.nextDeadline().time_since_epoch().count());
-  });
+  // From where the last slice stopped to the end of the set, then from its
+  // start up to there.
+  const size_t size = in_flight_.size();
+  const size_t start = resume_from_ < size ? resume_from_ : 0;
+  resume_from_ = 0;
+  bool yielded = false;
+  for (int lap = 0; lap < 2 && !yielded; ++lap) {
+    const size_t end = lap == 0 ? size : start;
+    for (size_t vb = in_flight_.nextFrom(lap == 0 ? start : 0); vb < end;
+         vb = in_flight_.nextFrom(vb + 1)) {
+      ActiveDurabilityMonitor& monitor = monitor_of_(static_cast<vbucket::Vbid>(vb));
+      if (monitor.nextDeadline() < now) {
+        ResolvedWrites resolved;
+        monitor.processTimeout(now, resolved);
+        resolved.notify();
+        if (clock_.now() - now >= max_slice && in_flight_.nextFrom(vb + 1) < size) {
+          resume_from_ = vb + 1;
+          yielded = true;
+          break;
+        }
+      }
+      next = std::min(next, monitor.nextDeadline().time_since_epoch().count());
+    }
+  }
+  if (yielded) {
+    next = kRunNowRep;
+    counters_.slices_yielded.fetch_add(1, std::memory_order_relaxed);
+  }
   // The earliest of what was found and what writers armed meanwhile.
   clock::Duration::rep current = armed_.load(std::memory_order_seq_cst);
   while (next < current &&
@@ -46,7 +74,6 @@ bool BucketTimeoutTask::run() {
   }
   // Always snoozed, even to kNever: the wake time is still the one that fired.
   snoozeForArmed(armed_.load(std::memory_order_seq_cst));
-  resolved.notify();
   // Counted once the run's work is done, so that a test that sees the count
   // rise knows this run's timeouts have been processed.
   counters_.runs.fetch_add(1, std::memory_order_release);
@@ -79,6 +106,10 @@ void BucketTimeoutTask::snoozeForArmed(clock::Duration::rep deadline) {
 void BucketTimeoutTask::snoozeFor(clock::Duration::rep deadline_rep) {
   if (deadline_rep == kNeverRep) {
     pool_.snooze(*this, clock::Duration::max());
+    return;
+  }
+  if (deadline_rep == kRunNowRep) {
+    pool_.snooze(*this, clock::Duration::zero());
     return;
   }
   const clock::TimePoint deadline{clock::Duration(deadline_rep)};

@@ -11,11 +11,21 @@
 //
 // When it fires, run() reads the clock once and visits only the vbuckets in
 // the bucket's in-flight set (vbucket_set.h: one load per 64 vbuckets):
-// processTimeout(now) on each whose next deadline is before now, then arms
-// itself for the earliest next deadline of them all (kNever: asleep). One
-// run serves every vbucket due, and its completions are notified together.
-// A deadline that became later since it was armed (the head committed) is
+// processTimeout(now) on each whose next deadline is before now, notifying
+// that vbucket's completions at once, then arms itself for the earliest next
+// deadline of them all (kNever: asleep). One run serves every vbucket due. A
+// deadline that became later since it was armed (the head committed) is
 // found then too: the run finds nothing due there and re-arms.
+//
+// Bounded slices. A run that has spent `max_slice` (the clock read again
+// after each vbucket it resolved writes in) stops after that vbucket, arms
+// itself to run again at once (a snooze of zero: the pool's other ready
+// tasks go first) and resumes at the next vbucket of the set, wrapping
+// around to the ones before where it started. A timeout storm across many
+// vbuckets is thus resolved in slices of about `max_slice` that take the
+// vbuckets in turn, rather than in one run that holds a worker for as long
+// as every expired write takes. The granularity is one vbucket: a single
+// vbucket's expired prefix is resolved in one processTimeout() call.
 //
 // Coalescing (the timer slack). On the steady timeline the timer is armed for
 // the deadline rounded UP to a multiple of `slack` (e.g. the coarse clock's
@@ -71,6 +81,8 @@ namespace syncwrite::durability {
 // Counters shared by a bucket's timeout tasks (relaxed atomics: statistics).
 struct TimeoutTaskCounters {
   std::atomic<uint64_t> runs{0};
+  // Event-driven runs that stopped at max_slice with vbuckets still to visit.
+  std::atomic<uint64_t> slices_yielded{0};
   std::atomic<uint64_t> rearms{0};  // of retired tasks; live ones keep their own
 };
 
@@ -82,11 +94,13 @@ class BucketTimeoutTask final : public executor::Task, public DeadlineListener {
 
   // Created asleep forever; schedule it, then attach it to each monitor with
   // monitor.setDeadlineListener(task), which arms it for that monitor's next
-  // deadline. `clock` is the clock processTimeout() is given `now` from;
-  // `in_flight` the set the monitors keep; `slack` >= 0 (0: no rounding).
+  // deadline. `clock` is the clock processTimeout() is given `now` from, and
+  // the one a slice is timed on; `in_flight` the set the monitors keep;
+  // `slack` >= 0 (0: no rounding); `max_slice` > 0 (see "Bounded slices").
   BucketTimeoutTask(executor::Taskable& owner, executor::ExecutorPool& pool,
                     const vbucket::VBucketSet& in_flight, MonitorOf monitor_of,
-                    clock::ClockRef clock, clock::Duration slack, TimeoutTaskCounters& counters);
+                    clock::ClockRef clock, clock::Duration slack, clock::Duration max_slice,
+                    TimeoutTaskCounters& counters);
 
   bool run() override;
   void nextDeadlineEarlier(clock::TimePoint next_deadline) override;
@@ -102,6 +116,14 @@ class BucketTimeoutTask final : public executor::Task, public DeadlineListener {
   uint64_t rearms() const noexcept { return rearms_.load(std::memory_order_relaxed); }
   clock::Duration slack() const noexcept { return slack_; }
 
+  // The slice length; any thread, takes effect from the next vbucket.
+  void setMaxSlice(clock::Duration max_slice) noexcept {
+    max_slice_.store(max_slice.count(), std::memory_order_relaxed);
+  }
+  clock::Duration maxSlice() const noexcept {
+    return clock::Duration(max_slice_.load(std::memory_order_relaxed));
+  }
+
  private:
   // Sets the pool's wake time for `deadline` (see "Never early").
   void snoozeFor(clock::Duration::rep deadline);
@@ -116,6 +138,10 @@ class BucketTimeoutTask final : public executor::Task, public DeadlineListener {
   TimeoutTaskCounters& counters_;
   std::atomic<clock::Duration::rep> armed_;
   std::atomic<uint64_t> rearms_{0};
+  std::atomic<clock::Duration::rep> max_slice_;
+  // Where the next run starts in the in-flight set (run() only: the pool
+  // never runs one task on two workers at once).
+  size_t resume_from_ = 0;
 };
 
 }  // namespace syncwrite::durability

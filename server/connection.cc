@@ -45,7 +45,7 @@ void Connection::beginShutdown() {
 }
 
 void Connection::doRead() {
-  if (closed_ || closing_ != Closing::kNo || reading_) return;
+  if (closed_ || closing_ != Closing::kNo || reading_ || turn_posted_) return;
   if (inFlight() >= kMaxSlots) {
     read_paused_ = true;  // resumed by onWritten() or a late answer
     return;
@@ -73,17 +73,32 @@ void Connection::onRead(const boost::system::error_code& error, size_t bytes) {
     return;
   }
   reader_.commit(bytes);
-  processBuffered();
-  doRead();
+  takeTurn();
+}
+
+void Connection::takeTurn() {
+  if (processBuffered()) {
+    // More is buffered than one turn may execute: send what is answered, and
+    // go on after the handlers queued meanwhile (other connections' reads).
+    turn_posted_ = true;
+    context_.read_turns_yielded.fetch_add(1, std::memory_order_relaxed);
+    boost::asio::post(strand_, [self = shared_from_this()] {
+      self->turn_posted_ = false;
+      if (!self->closed_) self->takeTurn();
+    });
+  } else {
+    doRead();
+  }
   flush();
 }
 
-void Connection::processBuffered() {
-  while (closing_ == Closing::kNo && inFlight() < kMaxSlots) {
+bool Connection::processBuffered() {
+  for (size_t executed = 0; closing_ == Closing::kNo && inFlight() < kMaxSlots; ++executed) {
+    if (executed == kRequestsPerTurn) return true;
     protocol::PacketReader::Next next = reader_.next();
     switch (next.result) {
       case protocol::PacketReader::Result::kNeedMore:
-        return;
+        return false;
       case protocol::PacketReader::Result::kPacket:
         handlePacket(next.packet);
         break;
@@ -91,7 +106,7 @@ void Connection::processBuffered() {
         logLine(absl::StrCat("connection ", peer_, ": bad magic 0x",
                              absl::Hex(next.header.magic, absl::kZeroPad2), ", closing it"));
         closing_ = Closing::kAfterReady;
-        return;
+        return false;
       case protocol::PacketReader::Result::kTooBig: {
         logLine(absl::StrCat("connection ", peer_, ": request body of ", next.header.body_length,
                              " bytes is over max_packet_size ", context_.max_packet_size,
@@ -103,10 +118,11 @@ void Connection::processBuffered() {
                          " bytes is over max_packet_size ", context_.max_packet_size));
         slot.ready = true;
         closing_ = Closing::kAfterReady;
-        return;
+        return false;
       }
     }
   }
+  return false;
 }
 
 void Connection::handlePacket(const protocol::Packet& packet) {
@@ -147,7 +163,7 @@ void Connection::handlePacket(const protocol::Packet& packet) {
 void Connection::handleUnordered(const protocol::Request& request) {
   const size_t before = unordered_out_.size();
   const Disposition disposition = dispatcher_.execute(request, session_, unordered_out_,
-                                                      [this] { return unorderedLateReply(); });
+                                                      [this] { return lateReply(kUnorderedSlot); });
   switch (disposition) {
     case Disposition::kAnswered:
       if (unordered_out_.size() != before) ++unordered_queued_;
@@ -162,11 +178,44 @@ void Connection::handleUnordered(const protocol::Request& request) {
   }
 }
 
-LateReply Connection::unorderedLateReply() {
-  return [self = shared_from_this()](std::string bytes) {
-    boost::asio::post(self->strand_,
-                      [self, bytes = std::move(bytes)] { self->fillUnordered(bytes); });
+LateReply Connection::lateReply(uint64_t slot_seq) {
+  return [self = shared_from_this(), slot_seq](std::string bytes) {
+    self->deliverLate(slot_seq, std::move(bytes));
   };
+}
+
+void Connection::deliverLate(uint64_t slot_seq, std::string bytes) {
+  // A closed connection's answer goes nowhere: drop it here rather than post
+  // it to a strand that would drop it anyway.
+  if (gone_.load(std::memory_order_acquire)) return;
+  bool post = false;
+  {
+    base::MutexLock lock(inbox_mutex_);
+    inbox_.push_back({slot_seq, std::move(bytes)});
+    post = !drain_posted_;
+    drain_posted_ = true;
+  }
+  if (post) boost::asio::post(strand_, [self = shared_from_this()] { self->drainInbox(); });
+}
+
+void Connection::drainInbox() {
+  {
+    base::MutexLock lock(inbox_mutex_);
+    draining_.swap(inbox_);
+    drain_posted_ = false;
+  }
+  for (LateAnswer& answer : draining_) {
+    if (answer.slot_seq == kUnorderedSlot) {
+      fillUnordered(answer.bytes);
+    } else {
+      fill(answer.slot_seq, std::move(answer.bytes));
+    }
+  }
+  draining_.clear();
+  // At most kMaxSlots answers are ever queued; a capacity kept per idle
+  // connection is bounded, and released when a burst made it large.
+  if (draining_.capacity() > kMaxSlots / 4) std::vector<LateAnswer>().swap(draining_);
+  flush();
 }
 
 void Connection::fillUnordered(const std::string& bytes) {
@@ -174,15 +223,6 @@ void Connection::fillUnordered(const std::string& bytes) {
   --unordered_pending_;
   unordered_out_.append(bytes);
   ++unordered_queued_;
-  flushSoon();
-}
-
-LateReply Connection::lateReply(uint64_t slot_seq) {
-  return [self = shared_from_this(), slot_seq](std::string bytes) {
-    boost::asio::post(self->strand_, [self, slot_seq, bytes = std::move(bytes)]() mutable {
-      self->fill(slot_seq, std::move(bytes));
-    });
-  };
 }
 
 void Connection::fill(uint64_t slot_seq, std::string bytes) {
@@ -190,16 +230,6 @@ void Connection::fill(uint64_t slot_seq, std::string bytes) {
   Slot& slot = slots_[slot_seq - first_slot_seq_];
   slot.bytes = std::move(bytes);
   slot.ready = true;
-  flushSoon();
-}
-
-void Connection::flushSoon() {
-  if (flush_posted_) return;
-  flush_posted_ = true;
-  boost::asio::post(strand_, [self = shared_from_this()] {
-    self->flush_posted_ = false;
-    self->flush();
-  });
 }
 
 void Connection::flush() {
@@ -235,8 +265,10 @@ void Connection::onWritten(const boost::system::error_code& error) {
   if (write_buffer_.capacity() > kKeepWriteBufferBytes) std::string().swap(write_buffer_);
   if (read_paused_ && inFlight() < kMaxSlots) {
     read_paused_ = false;
-    processBuffered();
-    doRead();
+    if (!turn_posted_) {
+      takeTurn();  // flushes
+      return;
+    }
   }
   flush();
 }
@@ -254,6 +286,7 @@ void Connection::maybeClose() {
 void Connection::close() {
   if (closed_) return;
   closed_ = true;
+  gone_.store(true, std::memory_order_release);
   boost::system::error_code ignored;
   socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);

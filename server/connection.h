@@ -24,6 +24,16 @@
 // answers have been sent. One write is in flight at a time; it carries every
 // ready response.
 //
+// Fairness: one turn on the strand executes at most kRequestsPerTurn
+// requests. A read that brought more (a pipelining client: a 64 KiB read can
+// hold hundreds of SETs) sends what is answered and posts the rest as a new
+// turn, behind the handlers already queued — other connections' reads among
+// them — and reads no more until its buffer is drained. Without it, a burst
+// of pipelined writes on a few hundred connections queued ~1 ms of work per
+// connection ahead of everyone else: a GET on another connection waited up to
+// a third of a second (bench/timeout_storm). The figure is memcached's
+// default for -R (requests per event, "to prevent starvation").
+//
 // Closing:
 //  - graceful (QUIT, peer's end of stream, server shutdown): stop reading,
 //    wait for every slot, send them, close;
@@ -32,22 +42,38 @@
 //    in order, close — answers still pending are dropped with the connection;
 //  - on an I/O error: close at once.
 //
-// Threading: everything but the constructor runs on the connection's strand
-// (the socket's executor); start(), beginShutdown() and the LateReplies post
-// to it. The object is owned by shared_ptrs: the pending I/O handlers and
-// each unresolved durable write hold one.
+// Late answers: a LateReply may run on any thread (an executor worker
+// resolving timeouts, the I/O thread that took a replica's ack). It appends
+// the answer to the connection's inbox under a mutex and posts one drain to
+// the strand only when the inbox was empty, so the N answers that one timeout
+// run or one ack resolves for this connection cost one handler on the I/O
+// thread and leave in one write — not N handlers queued ahead of every other
+// connection's reads. Once the connection has closed, a late answer is
+// dropped where it is made, without a post (the write itself stays tracked
+// and resolves in the bucket like any other).
+//
+// Threading: everything but the constructor and the LateReplies' delivery
+// runs on the connection's strand (the socket's executor); start(),
+// beginShutdown() and the inbox's drain post to it. The object is owned by
+// shared_ptrs: the pending I/O handlers and each unresolved durable write
+// hold one.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include <absl/base/thread_annotations.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
 
+#include "base/mutex.h"
 #include "server/dispatcher.h"
 #include "server/protocol/packet_reader.h"
 #include "server/server_context.h"
@@ -66,6 +92,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   // Requests in flight per connection before it stops reading.
   static constexpr size_t kMaxSlots = 1024;
+  // Requests one turn executes before the others' handlers go first.
+  static constexpr size_t kRequestsPerTurn = 20;
 
   // Called once, on the strand, when the connection has closed.
   using OnClosed = std::function<void(Connection*)>;
@@ -92,14 +120,30 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool ready = false;
   };
   enum class Closing { kNo, kAfterAll, kAfterReady };
+  // An answer decided off the strand: for the ordered slot `slot_seq`, or
+  // for the unordered stream when slot_seq is kUnorderedSlot.
+  struct LateAnswer {
+    uint64_t slot_seq;
+    std::string bytes;
+  };
+  static constexpr uint64_t kUnorderedSlot = ~uint64_t{0};
 
   void doRead();
   void onRead(const boost::system::error_code& error, size_t bytes);
-  void processBuffered();
+  // Executes buffered requests (processBuffered), then reads more or, when
+  // the turn's budget ran out first, posts another turn; flushes.
+  void takeTurn();
+  // Executes up to kRequestsPerTurn buffered requests; true when it stopped
+  // at that budget with more possibly buffered.
+  bool processBuffered();
   void handlePacket(const protocol::Packet& packet);
   void handleUnordered(const protocol::Request& request);
+  // A LateReply for `slot_seq` (kUnorderedSlot: the unordered stream).
   LateReply lateReply(uint64_t slot_seq);
-  LateReply unorderedLateReply();
+  // Any thread: queues a late answer in the inbox (see "Late answers").
+  void deliverLate(uint64_t slot_seq, std::string bytes);
+  // On the strand: fills every answer the inbox holds, then flushes once.
+  void drainInbox();
   void fill(uint64_t slot_seq, std::string bytes);
   void fillUnordered(const std::string& bytes);
   // Requests that count against kMaxSlots.
@@ -107,10 +151,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return slots_.size() + unordered_pending_ + unordered_queued_;
   }
   void flush();
-  // flush() once the handlers already queued on the strand have run: the
-  // answers that one acknowledgement resolved (each posted on its own) then
-  // leave in one write, not one send each.
-  void flushSoon();
   void onWritten(const boost::system::error_code& error);
   void maybeClose();
   void close();
@@ -135,10 +175,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string write_buffer_;
   bool reading_ = false;
   bool read_paused_ = false;
+  bool turn_posted_ = false;  // a turn is queued; no read until it has run
   bool writing_ = false;
-  bool flush_posted_ = false;
   bool closed_ = false;
   Closing closing_ = Closing::kNo;
+  // The inbox's answers while the strand fills them (kept for its capacity).
+  std::vector<LateAnswer> draining_;
+
+  // Late answers from any thread, drained on the strand.
+  base::Mutex inbox_mutex_;
+  std::vector<LateAnswer> inbox_ ABSL_GUARDED_BY(inbox_mutex_);
+  bool drain_posted_ ABSL_GUARDED_BY(inbox_mutex_) = false;
+  // Set on the strand when the connection closes; read by deliverLate() on
+  // any thread to drop an answer nobody will read.
+  std::atomic<bool> gone_{false};
 };
 
 }  // namespace syncwrite::server

@@ -52,6 +52,9 @@ struct ServerContext {
   // max_connections was reached (which rejected_connections also counts).
   std::atomic<uint64_t> total_connections{0};
   std::atomic<uint64_t> rejected_connections{0};  // closed on accept (max_connections)
+  // Turns that stopped at Connection::kRequestsPerTurn with more buffered and
+  // went on after the other connections' queued handlers (fairness).
+  std::atomic<uint64_t> read_turns_yielded{0};
 
   // The bucket named `name`, or null.
   Bucket* findBucket(std::string_view name) const {

@@ -467,7 +467,8 @@ TEST(CoalescedTimeouts, DeadlinesInOneSlotShareOneRunAndNoneFiresEarly) {
   TimeoutTaskCounters counters;
   auto task = std::make_shared<BucketTimeoutTask>(
       owner, pool, in_flight, [&](Vbid vb) -> ActiveDurabilityMonitor& { return *monitors[vb]; },
-      clock::ClockRef::of<clock::PreciseClock>(), kSlack, counters);
+      clock::ClockRef::of<clock::PreciseClock>(), kSlack, /*max_slice=*/std::chrono::seconds(10),
+      counters);
   ASSERT_NE(pool.schedule(task), executor::kNoTask);
   for (auto& m : monitors) m->setDeadlineListener(task.get());
   EXPECT_EQ(counters.runs.load(), 0u) << "attached to idle monitors, it runs nothing";

@@ -157,6 +157,46 @@ TEST(ServerProcess, AFloodOfMalformedPacketsOnOneConnectionLeavesAnotherWorking)
   EXPECT_TRUE(still.noop().ok());
 }
 
+// A pipelined burst far over one turn's budget (Connection::kRequestsPerTurn,
+// 20) is executed in turns that let other connections go in between; every
+// request is still answered once, in order, and the quiet ones stay quiet
+// across the turns' edges.
+TEST(ServerProcess, APipelinedBurstIsExecutedInTurnsAndAnsweredInOrder) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start());
+  auto admin = server.connect();
+  const int64_t turns_before = statValue(admin, "", "read_turns_yielded");
+  auto client = server.connect();
+  constexpr int kRequests = 1000;
+  std::string batch;
+  std::vector<uint32_t> answered_opaques;
+  for (int i = 0; i < kRequests; ++i) {
+    const uint32_t opaque = client.nextOpaque();
+    // Every third a quiet SET (no answer on success), the others GETs of it.
+    if (i % 3 == 0) {
+      protocol::appendStore(batch, Opcode::kSetQ, opaque, static_cast<uint16_t>(i % 1024),
+                            "burst" + std::to_string(i), "v" + std::to_string(i));
+    } else {
+      protocol::appendRequest(batch, {.opcode = Opcode::kGet,
+                                      .opaque = opaque,
+                                      .vbucket = static_cast<uint16_t>((i - i % 3) % 1024),
+                                      .key = "burst" + std::to_string(i - i % 3)});
+      answered_opaques.push_back(opaque);
+    }
+  }
+  ASSERT_TRUE(client.sendRaw(batch).ok());
+  for (uint32_t opaque : answered_opaques) {
+    auto answer = client.readResponse();
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    ASSERT_EQ(answer->opaque, opaque) << "answers out of order, or a quiet SET answered";
+    EXPECT_EQ(answer->status, Status::kSuccess);
+  }
+  EXPECT_TRUE(client.noop().ok());
+  // However the reads split the burst, a turn ends at 20 requests with more
+  // buffered at least once per read that brought more than 20.
+  EXPECT_GE(statValue(admin, "", "read_turns_yielded") - turns_before, 1);
+}
+
 TEST(ServerProcess, ABodyOverMaxPacketSizeIsAnsweredTooBigAndClosed) {
   ServerProcess server;
   ASSERT_TRUE(server.start(R"({"max_packet_size": 1024, "buckets": {"default": {}}})"));

@@ -1,0 +1,139 @@
+// A timeout storm through BucketDurability: 100,000 SyncWrites across 1,024
+// vbuckets whose deadlines pass at one instant (a replica died). Time is a
+// manual clock: every completion advances it, as answering a write costs real
+// time, so a slice of the event-driven timer (durability_timeout_slice) ends
+// after a bounded number of answers and the rest wait for the next one.
+//
+// What it pins: every write resolved exactly once, ambiguous (timeout), with
+// an abort queued for it; within each vbucket in seqno order; the
+// event-driven timer yielded in slices of at most a slice's worth of answers
+// (plus the rest of the vbucket it was in) instead of one run; and polling
+// resolves the same storm the same way.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "base/mutex.h"
+#include "clock/manual_clock.h"
+#include "durability/bucket_durability.h"
+#include "tests/durability_test_support.h"
+
+namespace syncwrite::durability {
+namespace {
+
+using namespace std::chrono_literals;
+using vbucket::VBucketState;
+
+constexpr size_t kVBuckets = 1024;
+constexpr size_t kWrites = 100'000;
+// What one answer costs on the manual clock, and the slice: about 2,000
+// answers a slice, so at least ~48 slices.
+constexpr clock::Duration kPerAnswer = 1us;
+constexpr int kSliceMs = 2;
+
+class DurabilityStormTest : public ::testing::TestWithParam<TimeoutMode> {
+ protected:
+  DurabilityStormTest() {
+    EXPECT_TRUE(config_
+                    .loadJson({{"max_vbuckets", kVBuckets},
+                               {"durability_timeout_mode", std::string(toString(GetParam()))},
+                               {"durability_timeout_slice", kSliceMs}})
+                    .ok());
+    map_ = std::make_unique<vbucket::VBucketMap>(config_, VBucketState::kActive);
+    bucket_ = std::make_unique<BucketDurability>("storm", config_, *map_, pool_,
+                                                 testing::chainOf({"replica1"}),
+                                                 clock::ClockRef::of(clock_));
+  }
+  ~DurabilityStormTest() override { bucket_.reset(); }
+
+  struct Answer {
+    Resolution resolution;
+    uint64_t write;  // the index the test gave the write
+  };
+
+  Completion answerInto(uint64_t write) {
+    return [this, write](const Resolution& r) {
+      clock_.advance(kPerAnswer);
+      base::MutexLock lock(mu_);
+      answers_.push_back({r, write});
+    };
+  }
+  size_t answered() {
+    base::MutexLock lock(mu_);
+    return answers_.size();
+  }
+
+  clock::ManualClock clock_;
+  executor::ExecutorPool pool_{2};
+  config::Configuration config_{config::Scope::kBucket};
+  std::unique_ptr<vbucket::VBucketMap> map_;
+  std::unique_ptr<BucketDurability> bucket_;
+  base::Mutex mu_;
+  std::vector<Answer> answers_ ABSL_GUARDED_BY(mu_);
+};
+
+INSTANTIATE_TEST_SUITE_P(BothModes, DurabilityStormTest,
+                         ::testing::Values(TimeoutMode::kEventDriven, TimeoutMode::kPolling),
+                         [](const auto& info) {
+                           return info.param == TimeoutMode::kPolling ? "Polling" : "EventDriven";
+                         });
+
+TEST_P(DurabilityStormTest, EveryWriteIsAbortedOnceInSeqnoOrderInBoundedSlices) {
+  // All stamped at the same manual instant with the same timeout: one deadline.
+  std::vector<uint64_t> prepare_seqno(kWrites);
+  for (uint64_t i = 0; i < kWrites; ++i) {
+    const Vbid vb = static_cast<Vbid>(i % kVBuckets);
+    WriteRequest request{WriteOp::kSet, "key" + std::to_string(i), "v", 1,
+                         Requirements{Level::kMajority, *Timeout::fromMillis(1000)}};
+    const WriteResult r = bucket_->write(vb, std::move(request), answerInto(i));
+    ASSERT_EQ(r.status, WriteStatus::kPending) << i;
+    prepare_seqno[i] = r.seqno;
+  }
+  ASSERT_EQ(bucket_->stats().in_flight, kWrites);
+  const uint64_t runs_before = bucket_->stats().timeout_task_runs;
+
+  clock_.advance(1000ms + 1ns);
+  bucket_->checkTimeoutsNow();
+  ASSERT_TRUE(testing::eventually([&] { return answered() >= kWrites; }))
+      << answered() << " of " << kWrites << " answered";
+
+  const DurabilityStats stats = bucket_->stats();
+  EXPECT_EQ(stats.in_flight, 0u);
+  EXPECT_EQ(stats.aborted_timeout, kWrites);
+  std::vector<int> times_answered(kWrites, 0);
+  std::vector<Seqno> last_in_vbucket(kVBuckets, 0);
+  base::MutexLock lock(mu_);
+  ASSERT_EQ(answers_.size(), kWrites) << "answered more than once";
+  for (const Answer& a : answers_) {
+    ++times_answered[a.write];
+    const Resolution& r = a.resolution;
+    EXPECT_FALSE(r.committed);
+    EXPECT_EQ(r.reason, AmbiguousReason::kTimeout);
+    EXPECT_EQ(r.vbid, a.write % kVBuckets);
+    EXPECT_EQ(r.prepare_seqno, prepare_seqno[a.write]);
+    EXPECT_GT(r.resolution_seqno, r.prepare_seqno) << "an abort was queued for it";
+    // Completions of one vbucket come from one monitor call at a time, on
+    // one thread, in seqno order.
+    EXPECT_GT(r.prepare_seqno, last_in_vbucket[r.vbid]) << "vbucket " << r.vbid << " out of order";
+    last_in_vbucket[r.vbid] = r.prepare_seqno;
+  }
+  for (uint64_t i = 0; i < kWrites; ++i) ASSERT_EQ(times_answered[i], 1) << "write " << i;
+
+  if (GetParam() == TimeoutMode::kEventDriven) {
+    // A slice stops once kSliceMs has passed on the clock after a vbucket:
+    // at most kSliceMs / kPerAnswer answers plus one vbucket's writes.
+    const uint64_t per_vbucket = (kWrites + kVBuckets - 1) / kVBuckets;
+    const uint64_t max_per_slice = std::chrono::milliseconds(kSliceMs) / kPerAnswer + per_vbucket;
+    const uint64_t runs = stats.timeout_task_runs - runs_before;
+    EXPECT_GE(stats.timeout_slices_yielded, kWrites / max_per_slice)
+        << "the storm was resolved in too few runs for bounded slices";
+    EXPECT_GE(runs, stats.timeout_slices_yielded + 1);
+  }
+}
+
+}  // namespace
+}  // namespace syncwrite::durability
