@@ -45,13 +45,13 @@ bool BucketTimeoutTask::run() {
   const size_t start = resume_from_ < size ? resume_from_ : 0;
   resume_from_ = 0;
   bool yielded = false;
+  ResolvedWrites resolved;  // notified after each vbucket; its capacity reused
   for (int lap = 0; lap < 2 && !yielded; ++lap) {
     const size_t end = lap == 0 ? size : start;
     for (size_t vb = in_flight_.nextFrom(lap == 0 ? start : 0); vb < end;
          vb = in_flight_.nextFrom(vb + 1)) {
       ActiveDurabilityMonitor& monitor = monitor_of_(static_cast<vbucket::Vbid>(vb));
       if (monitor.nextDeadline() < now) {
-        ResolvedWrites resolved;
         monitor.processTimeout(now, resolved);
         resolved.notify();
         if (clock_.now() - now >= max_slice && in_flight_.nextFrom(vb + 1) < size) {

@@ -24,7 +24,9 @@ void ResolvedWrites::notify() noexcept {
                    static_cast<unsigned long long>(e.resolution.prepare_seqno));
     }
   }
-  writes_.clear();
+  // erase, not clear: absl's clear() frees the heap block, and a caller that
+  // notifies after each vbucket of a pass reuses it.
+  writes_.erase(writes_.begin(), writes_.end());
 }
 
 }  // namespace syncwrite::durability

@@ -47,7 +47,8 @@ class ResolvedWrites {
   bool empty() const noexcept { return writes_.empty(); }
   size_t size() const noexcept { return writes_.size(); }
 
-  // Calls every completion once and empties the batch.
+  // Calls every completion once and empties the batch, keeping its capacity
+  // for the next writes added (the destructor frees it).
   void notify() noexcept;
 
  private:

@@ -234,6 +234,12 @@ void Connection::fill(uint64_t slot_seq, std::string bytes) {
 
 void Connection::flush() {
   if (closed_ || writing_) return;
+  // One reservation for the whole batch rather than a doubling series: each
+  // large allocation makes glibc consolidate its fast bins, which a burst of
+  // freed answers has just filled (perf: 10% of a timeout storm's CPU).
+  size_t total = write_buffer_.size() + unordered_out_.size();
+  for (auto it = slots_.begin(); it != slots_.end() && it->ready; ++it) total += it->bytes.size();
+  write_buffer_.reserve(total);
   while (!slots_.empty() && slots_.front().ready) {
     write_buffer_.append(slots_.front().bytes);
     slots_.pop_front();

@@ -114,11 +114,24 @@ TEST_P(ServerTimeoutTest, AnswersAmbiguousAfterTheRequestedTimeoutWithASilentRep
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ(set->status, Status::kSyncWriteAmbiguous);
   EXPECT_NE(set->errorContext().find("timeout"), std::string::npos) << set->errorContext();
+  EXPECT_EQ(set->datatype, 0) << "the connection did not negotiate JSON: its error body is raw";
+
+  // A connection that negotiated JSON gets the same body marked JSON.
+  auto json_client = server.connect();
+  const protocol::Feature with_json[] = {
+      protocol::Feature::kXerror, protocol::Feature::kJson, protocol::Feature::kSelectBucket,
+      protocol::Feature::kAltRequestSupport, protocol::Feature::kSyncReplication};
+  ASSERT_TRUE(json_client.hello(with_json, "syncwrite-test-json").ok());
+  auto json_set = json_client.set(2, "k2", "v", durable(100));
+  ASSERT_TRUE(json_set.ok()) << json_set.status();
+  EXPECT_EQ(json_set->status, Status::kSyncWriteAmbiguous);
+  EXPECT_EQ(json_set->datatype, 0x01) << "JSON negotiated: the error body is marked JSON";
+  EXPECT_EQ(json_set->errorContext(), set->errorContext());
 
   auto get = client.get(1, "k");  // aborted: never visible
   ASSERT_TRUE(get.ok());
   EXPECT_EQ(get->status, Status::kKeyNotFound);
-  EXPECT_EQ(statValue(client, "durability", "sync_writes_aborted_timeout"), 1);
+  EXPECT_EQ(statValue(client, "durability", "sync_writes_aborted_timeout"), 2);
   auto mode = client.stats("durability");
   ASSERT_TRUE(mode.ok());
   EXPECT_EQ(mode->find("durability_mode"), GetParam());

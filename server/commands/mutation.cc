@@ -18,6 +18,7 @@
 // vbucket's uuid and the seqno at which the write became visible — for a
 // SyncWrite, its commit's seqno (not the prepare's): a reader that waits for
 // that seqno is sure to see the committed value.
+#include <array>
 #include <optional>
 #include <string>
 #include <utility>
@@ -83,6 +84,7 @@ struct SuccessShape {
   std::optional<uint64_t> vbucket_uuid;
   std::string value;
   bool zero_cas = false;
+  bool json = false;  // the connection negotiated JSON: error bodies are marked so
 };
 
 void appendSuccess(std::string& out, const SuccessShape& shape, uint64_t cas, uint64_t seqno) {
@@ -100,6 +102,23 @@ void appendSuccess(std::string& out, const SuccessShape& shape, uint64_t cas, ui
                                  .value = shape.value});
 }
 
+// The error context of an ambiguous answer for `reason`, built once: a
+// timeout storm sends it hundreds of thousands of times.
+const std::string& ambiguousContext(durability::AmbiguousReason reason) {
+  using durability::AmbiguousReason;
+  static const std::array<std::string, 5> contexts = [] {
+    std::array<std::string, 5> built;
+    for (const AmbiguousReason r :
+         {AmbiguousReason::kTimeout, AmbiguousReason::kLeftActive, AmbiguousReason::kBucketDeleted,
+          AmbiguousReason::kShutdown, AmbiguousReason::kFlushed}) {
+      built[static_cast<size_t>(r)] = protocol::errorContext(
+          absl::StrCat("SyncWrite ambiguous: ", std::string(durability::toString(r))));
+    }
+    return built;
+  }();
+  return contexts.at(static_cast<size_t>(reason));
+}
+
 // Answers a resolved SyncWrite through `late` (an empty answer for a quiet
 // one that committed: the connection sends nothing for it).
 durability::Completion completionFor(LateReply late, SuccessShape shape) {
@@ -109,10 +128,9 @@ durability::Completion completionFor(LateReply late, SuccessShape shape) {
         if (resolution.committed) {
           appendSuccess(response, shape, resolution.cas, resolution.resolution_seqno);
         } else {
-          protocol::appendErrorResponse(
-              response, shape.opcode, Status::kSyncWriteAmbiguous, shape.opaque,
-              absl::StrCat("SyncWrite ambiguous: ",
-                           std::string(durability::toString(resolution.reason))));
+          protocol::appendErrorContextResponse(response, shape.opcode, Status::kSyncWriteAmbiguous,
+                                               shape.opaque, ambiguousContext(resolution.reason),
+                                               shape.json);
         }
         late(std::move(response));
       };
@@ -128,6 +146,7 @@ SuccessShape shapeFor(const CommandContext& context, const Bucket& bucket) {
   // deletion's CAS, as kv_engine sends it.
   shape.zero_cas =
       protocol::unquiet(context.request.opcode) == Opcode::kDelete && !context.session.said_hello;
+  shape.json = context.session.json;
   if (context.session.mutation_seqno) {
     shape.vbucket_uuid = bucket.vbucketUuid(context.request.vbucket);
   }

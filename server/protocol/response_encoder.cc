@@ -36,13 +36,21 @@ void appendErrorResponse(std::string& out, Opcode opcode, Status status, uint32_
     appendStatusResponse(out, opcode, status, opaque);
     return;
   }
-  const std::string body = nlohmann::json{{"error", {{"context", std::string(message)}}}}.dump(
+  appendErrorContextResponse(out, opcode, status, opaque, errorContext(message), json_datatype);
+}
+
+std::string errorContext(std::string_view message) {
+  return nlohmann::json{{"error", {{"context", std::string(message)}}}}.dump(
       -1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void appendErrorContextResponse(std::string& out, Opcode opcode, Status status, uint32_t opaque,
+                                std::string_view context_json, bool json_datatype) {
   appendResponse(out, {.opcode = opcode,
                        .status = status,
                        .opaque = opaque,
                        .datatype = json_datatype ? kDatatypeJson : uint8_t{0},
-                       .value = body});
+                       .value = context_json});
 }
 
 void appendParseError(std::string& out, const ParseResult& refused, bool json_datatype) {

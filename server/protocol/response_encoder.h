@@ -45,6 +45,16 @@ void appendStatusResponse(std::string& out, Opcode opcode, Status status, uint32
 void appendErrorResponse(std::string& out, Opcode opcode, Status status, uint32_t opaque,
                          std::string_view message, bool json_datatype = true);
 
+// kv_engine's error-context JSON for `message`, {"error":{"context":"<message>"}}
+// (invalid UTF-8 replaced): the body appendErrorResponse() sends.
+std::string errorContext(std::string_view message);
+
+// As appendErrorResponse(), with a body errorContext() already built: for an
+// answer sent many times over (a SyncWrite's ambiguous answer), built once.
+// One reservation of `out`; no other allocation.
+void appendErrorContextResponse(std::string& out, Opcode opcode, Status status, uint32_t opaque,
+                                std::string_view context_json, bool json_datatype);
+
 // The answer to a request parseRequest refused: its opcode, opaque, status and
 // message (marked JSON only when `json_datatype`). UnknownCommand is answered
 // with no body, as kv_engine does: some clients read the body of an answer to
