@@ -382,6 +382,9 @@ DurabilityStats BucketDurability::stats() const {
   }
   s.timeout_task_runs = d.task_counters.runs.load(std::memory_order_relaxed);
   s.timeout_slices_yielded = d.task_counters.slices_yielded.load(std::memory_order_relaxed);
+  s.timeout_late_p50_us = d.task_counters.lateness.percentileMicros(0.5);
+  s.timeout_late_p99_us = d.task_counters.lateness.percentileMicros(0.99);
+  s.timeout_late_max_us = d.task_counters.lateness.maxMicros();
   base::MutexLock lock(d.tasks_mutex);
   s.mode = d.mode.load(std::memory_order_relaxed);
   s.mode_switches = d.mode_switches;

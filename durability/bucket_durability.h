@@ -27,12 +27,13 @@
 // also take effect at once.
 //
 // Memory: on top of the vbucket's own (vbucket_map.h), an idle active vbucket
-// costs 1,259 bytes of requested heap in either mode (1,289,455 for 1024 in
+// costs 1,259 bytes of requested heap in either mode (1,289,783 for 1024 in
 // event-driven mode: its monitor, whose empty deque of tracked writes already
 // allocates its map and first block — the heap of writes that may expire
 // behind the head allocates nothing while empty — and the topology and acks
-// it keeps; plus, once per bucket, the sleeping timeout task and the 128-byte
-// in-flight set; 1,289,558 in polling mode, the one polling task instead).
+// it keeps; plus, once per bucket, the sleeping timeout task, the 128-byte
+// in-flight set and the timeout lateness histogram; 1,289,966 in polling
+// mode, the one polling task instead).
 // g++ 12, libstdc++, x86-64; tests/idle_memory_test.cc
 // counts it and fails when the figure changes.
 //
@@ -103,9 +104,14 @@ struct DurabilityStats {
   uint64_t timeout_task_runs = 0;       // runs of this bucket's timeout tasks, both modes
   uint64_t timeout_rearms = 0;          // event-driven: timer armed earlier by a write
   uint64_t timeout_slices_yielded = 0;  // event-driven: runs cut at durability_timeout_slice
-  uint64_t mode_switches = 0;           // changes of durability_timeout_mode applied
-  uint64_t timeout_tasks = 0;           // timeout tasks scheduled now (1 per bucket in either mode)
-  uint64_t polling_passes = 0;          // completed passes of the polling task (all of them)
+  // How late timed-out writes were answered after their deadlines, in µs
+  // (durability/timeout_lateness.h: upper bounds from log2 buckets; max exact).
+  uint64_t timeout_late_p50_us = 0;
+  uint64_t timeout_late_p99_us = 0;
+  uint64_t timeout_late_max_us = 0;
+  uint64_t mode_switches = 0;   // changes of durability_timeout_mode applied
+  uint64_t timeout_tasks = 0;   // timeout tasks scheduled now (1 per bucket in either mode)
+  uint64_t polling_passes = 0;  // completed passes of the polling task (all of them)
 };
 
 // See "Time" above.

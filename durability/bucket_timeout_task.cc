@@ -51,10 +51,13 @@ bool BucketTimeoutTask::run() {
     for (size_t vb = in_flight_.nextFrom(lap == 0 ? start : 0); vb < end;
          vb = in_flight_.nextFrom(vb + 1)) {
       ActiveDurabilityMonitor& monitor = monitor_of_(static_cast<vbucket::Vbid>(vb));
-      if (monitor.nextDeadline() < now) {
+      if (const clock::TimePoint earliest = monitor.nextDeadline(); earliest < now) {
         monitor.processTimeout(now, resolved);
+        const size_t answered = resolved.size();
         resolved.notify();
-        if (clock_.now() - now >= max_slice && in_flight_.nextFrom(vb + 1) < size) {
+        const clock::TimePoint after = clock_.now();
+        counters_.lateness.record(after - earliest, answered);
+        if (after - now >= max_slice && in_flight_.nextFrom(vb + 1) < size) {
           resume_from_ = vb + 1;
           yielded = true;
           break;

@@ -72,6 +72,7 @@
 
 #include "clock/clock_ref.h"
 #include "durability/active_durability_monitor.h"
+#include "durability/timeout_lateness.h"
 #include "executor/executor_pool.h"
 #include "executor/task.h"
 #include "vbucket/vbucket_set.h"
@@ -83,6 +84,8 @@ struct TimeoutTaskCounters {
   std::atomic<uint64_t> runs{0};
   // Event-driven runs that stopped at max_slice with vbuckets still to visit.
   std::atomic<uint64_t> slices_yielded{0};
+  // How late the timeouts both modes resolved were answered.
+  TimeoutLateness lateness;
   std::atomic<uint64_t> rearms{0};  // of retired tasks; live ones keep their own
 };
 

@@ -9,10 +9,12 @@ namespace {
 class TimeoutVisitor final : public vbucket::CappedDurationVBucketVisitor {
  public:
   TimeoutVisitor(PollingTimeoutTask::MonitorOf monitor_of, clock::ClockRef timeout_clock,
-                 clock::ClockRef visitor_clock, clock::Duration max_chunk_duration)
+                 clock::ClockRef visitor_clock, clock::Duration max_chunk_duration,
+                 TimeoutLateness& lateness)
       : CappedDurationVBucketVisitor(visitor_clock, max_chunk_duration),
         monitor_of_(std::move(monitor_of)),
-        timeout_clock_(timeout_clock) {}
+        timeout_clock_(timeout_clock),
+        lateness_(lateness) {}
 
   void visitBucket(vbucket::VBucket& vb) override {
     ActiveDurabilityMonitor& monitor = monitor_of_(vb.id());
@@ -20,14 +22,22 @@ class TimeoutVisitor final : public vbucket::CappedDurationVBucketVisitor {
       noteCheapVisit();  // resolved since the set was read: the clock need not be read after it
       return;
     }
-    ResolvedWrites resolved;
-    monitor.processTimeout(timeout_clock_.now(), resolved);
-    resolved.notify();
+    const clock::TimePoint earliest = monitor.nextDeadline();
+    const clock::TimePoint now = timeout_clock_.now();
+    if (earliest >= now) return;  // nothing expired: no lock, no second clock read
+    monitor.processTimeout(now, resolved_);
+    const size_t answered = resolved_.size();
+    resolved_.notify();
+    if (answered > 0) lateness_.record(timeout_clock_.now() - earliest, answered);
   }
 
  private:
   const PollingTimeoutTask::MonitorOf monitor_of_;
   const clock::ClockRef timeout_clock_;
+  TimeoutLateness& lateness_;
+  // Notified after each vbucket; kept so that its capacity serves the next
+  // (the pool runs one chunk of a pass at a time).
+  ResolvedWrites resolved_;
 };
 
 }  // namespace
@@ -38,11 +48,11 @@ PollingTimeoutTask::PollingTimeoutTask(executor::Taskable& owner, executor::Exec
                                        clock::ClockRef timeout_clock, clock::ClockRef visitor_clock,
                                        clock::Duration max_chunk_duration, clock::Duration interval,
                                        TimeoutTaskCounters& counters)
-    : VBucketVisitorTask(owner, pool, "durability timeout polling", map,
-                         std::make_unique<TimeoutVisitor>(std::move(monitor_of), timeout_clock,
-                                                          visitor_clock, max_chunk_duration),
-                         vbucket::StateFilter{vbucket::VBucketState::kActive}, interval,
-                         &in_flight),
+    : VBucketVisitorTask(
+          owner, pool, "durability timeout polling", map,
+          std::make_unique<TimeoutVisitor>(std::move(monitor_of), timeout_clock, visitor_clock,
+                                           max_chunk_duration, counters.lateness),
+          vbucket::StateFilter{vbucket::VBucketState::kActive}, interval, &in_flight),
       counters_(counters) {}
 
 bool PollingTimeoutTask::run() {

@@ -7,8 +7,9 @@
 // What it pins: every write resolved exactly once, ambiguous (timeout), with
 // an abort queued for it; within each vbucket in seqno order; the
 // event-driven timer yielded in slices of at most a slice's worth of answers
-// (plus the rest of the vbucket it was in) instead of one run; and polling
-// resolves the same storm the same way.
+// (plus the rest of the vbucket it was in) instead of one run; polling
+// resolves the same storm the same way; and the lateness stats say how long
+// after the deadline the answers went out.
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -122,6 +123,13 @@ TEST_P(DurabilityStormTest, EveryWriteIsAbortedOnceInSeqnoOrderInBoundedSlices) 
     last_in_vbucket[r.vbid] = r.prepare_seqno;
   }
   for (uint64_t i = 0; i < kWrites; ++i) ASSERT_EQ(times_answered[i], 1) << "write " << i;
+
+  // The clock stood 1 ns past the deadline when the tasks looked, and each
+  // answer moved it 1 µs: the last batch was answered 100 ms late, and half
+  // the writes more than 50 ms late (the p50 is a log2 bucket's upper edge).
+  EXPECT_EQ(stats.timeout_late_max_us, kWrites * kPerAnswer / 1us);
+  EXPECT_EQ(stats.timeout_late_p99_us, stats.timeout_late_max_us) << "capped at the maximum";
+  EXPECT_EQ(stats.timeout_late_p50_us, 65'536u);
 
   if (GetParam() == TimeoutMode::kEventDriven) {
     // A slice stops once kSliceMs has passed on the clock after a vbucket:

@@ -112,7 +112,7 @@ TEST_P(IdleDurabilityMemory, PerActiveVBucket) {
         clock::ClockRef::of(clock));
   });
   RecordProperty("durability_bytes_for_1024_idle_vbuckets", static_cast<int>(bytes));
-  const int64_t expected = GetParam() == durability::TimeoutMode::kEventDriven ? 1289455 : 1289558;
+  const int64_t expected = GetParam() == durability::TimeoutMode::kEventDriven ? 1289783 : 1289966;
   EXPECT_EQ(bytes, expected) << "update the figures in durability/bucket_durability.h";
   bucket.reset();
 }

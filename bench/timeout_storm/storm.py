@@ -20,7 +20,11 @@ send); early answers (any latency below the timeout); every answer's status
 (all N must be 0xa3 SyncWriteAmbiguous: mcbp_load fails on an answer to no
 request or a request never answered, so lost and doubled answers fail the
 run); server CPU per write (arrival and timeout together, from the storm
-run alone); and the bystander's latency p50/p99/max over the second run.
+run alone, and the resolution alone: from the moment every write was pending
+to the last answer); the server's own lateness stats (timeout_late_*_us:
+deadline to answer handed to the connection, which no client can see, since
+the deadline runs from the server's receipt); and the bystander's latency
+p50/p99/max over the second run.
 
 Usage (./dev bench storm runs it):
   storm.py --bin build/release/bin [--n 10000,100000,300000] [--modes event-driven,polling]
@@ -49,15 +53,26 @@ def rss_kb(pid):
     return 0
 
 
-def in_flight(bin_dir, port):
+def durability_stats(bin_dir, port):
     done = subprocess.run([os.path.join(bin_dir, "syncwrite-cli"), "--port", str(port),
                            "--bucket", "storm", "stats", "durability"],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    stats = {}
     for line in done.stdout.splitlines():
         name, _, value = line.partition(" ")
-        if name == "sync_writes_in_flight":
-            return int(value)
-    return -1
+        stats[name] = value
+    return stats
+
+
+def in_flight(bin_dir, port):
+    return int(durability_stats(bin_dir, port).get("sync_writes_in_flight", -1))
+
+
+def cpu_seconds(pid):
+    """utime + stime of the process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
@@ -100,19 +115,24 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
              "--server-pid", str(server.pid), "--json", storm_json],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         # Accepted: every write pending (or the timeout is near).
-        accepted_s, peak_rss = None, 0
+        accepted_s, peak_rss, cpu_at_accept = None, 0, None
         while storm.poll() is None:
             pending = in_flight(bin_dir, port)
             peak_rss = max(peak_rss, rss_kb(server.pid))
             if pending >= n and accepted_s is None:
                 accepted_s = time.monotonic() - started
                 peak_rss = rss_kb(server.pid)
+                cpu_at_accept = cpu_seconds(server.pid)
             if accepted_s is not None or time.monotonic() - started > timeout_ms / 1000 * 0.9:
                 break
             time.sleep(0.02)
         output = storm.communicate()[0]
         if storm.returncode != 0:
             sys.exit(f"storm: mcbp_load (storm, N={n}, {mode}) failed:\n{output}")
+        # Every write answered: the resolution's CPU, and the server's own
+        # lateness figures (deadline to answer handed to the connection).
+        resolve_cpu = cpu_seconds(server.pid) - cpu_at_accept if accepted_s else None
+        server_late = durability_stats(bin_dir, port)
         with open(storm_json) as f:
             storm_report = json.load(f)
         bystander_report = None
@@ -140,6 +160,11 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
         "ambiguous": ambiguous,
         "not_ambiguous": storm_report["ops"] - ambiguous,
         "server_cpu_us_per_write": storm_report.get("server_cpu_us_per_op"),
+        # From the moment every write was pending to the last answer: the
+        # timeouts alone (an upper bound: the prober's requests count too).
+        "resolve_cpu_us_per_write": resolve_cpu * 1e6 / n if resolve_cpu is not None else None,
+        "server_late_ms": {k: int(server_late.get(f"timeout_late_{k}_us", -1)) / 1000
+                           for k in ("p50", "p99", "max")},
         "bystander_us": bystander_report["latency_us"] if bystander_report else None,
         "bystander_errors": bystander_report["errors"] if bystander_report else [],
     }
@@ -176,20 +201,23 @@ def main():
                 results.append(run_pair(args.bin, n, mode, args.timeout_ms, workdir))
 
     print(f"| N | mode | accepted in | RSS per pending write | late p50 / p99 / max "
-          f"(answer − {args.timeout_ms} ms timeout) | early | not ambiguous "
-          "| server CPU per write | bystander p50 / p99 / max |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          f"(answer − {args.timeout_ms} ms timeout) | server: late p50 / p99 / max | early "
+          "| not ambiguous | server CPU per write (all / resolution) "
+          "| bystander p50 / p99 / max |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
 
     def f(v, spec, unit=""):
         return "—" if v is None else format(v, spec) + unit
 
     for r in results:
-        late, by = r["late_ms"], r["bystander_us"]
+        late, by, sl = r["late_ms"], r["bystander_us"], r["server_late_ms"]
         print(f"| {r['n']:,} | {r['mode']} | {f(r['accepted_s'], '.2f', ' s')} "
               f"| {f(r['rss_per_pending_write_bytes'], '.0f', ' B')} "
               f"| {late['p50']:.0f} / {late['p99']:.0f} / {late['max']:.0f} ms "
+              f"| ≤ {sl['p50']:.1f} / ≤ {sl['p99']:.1f} / {sl['max']:.1f} ms "
               f"| {'yes' if r['early'] else 0} | {r['not_ambiguous']} "
-              f"| {f(r['server_cpu_us_per_write'], '.1f', ' µs')} "
+              f"| {f(r['server_cpu_us_per_write'], '.1f')} / "
+              f"{f(r['resolve_cpu_us_per_write'], '.1f', ' µs')} "
               f"| {by['p50'] / 1000:.2f} / {by['p99'] / 1000:.2f} / {by['max'] / 1000:.1f} ms |")
     if args.json:
         with open(args.json, "w") as out:
