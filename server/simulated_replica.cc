@@ -97,20 +97,27 @@ void SimulatedReplica::setAckJitter(std::chrono::milliseconds jitter) noexcept {
 void SimulatedReplica::setPaused(bool paused) {
   boost::asio::post(strand_, [this, paused] {
     paused_ = paused;
-    // Paused: a timer already armed fires and finds it paused. Resumed: armed
-    // for what it holds.
-    if (!paused_ && !stopped_ && !armed_ && !pending_.empty()) armForHead();
+    // Paused: a timer already armed fires and finds it paused. Resumed: the
+    // due acks a pause interrupted go first, then it is armed for what it holds.
+    if (paused_ || stopped_) return;
+    sendDueAcks();
+    if (!armed_ && !pending_.empty()) armForHead();
   });
 }
 
 void SimulatedReplica::countPending(std::function<void(size_t)> fn) {
-  boost::asio::post(strand_, [this, fn = std::move(fn)] { fn(pending_.size()); });
+  boost::asio::post(strand_, [this, fn = std::move(fn)] {
+    fn(pending_.size() + (due_vbuckets_.size() - next_due_));
+  });
 }
 
 void SimulatedReplica::stop() {
   boost::asio::post(strand_, [this] {
     stopped_ = true;
     pending_.clear();
+    for (size_t i = next_due_; i < due_vbuckets_.size(); ++i) highest_due_[due_vbuckets_[i]] = 0;
+    due_vbuckets_.clear();
+    next_due_ = 0;
     timer_.cancel();
   });
 }
@@ -148,12 +155,31 @@ void SimulatedReplica::onTimer() {
     highest = std::max(highest, p.seqno);
     pending_.pop_front();
   }
-  for (const vbucket::Vbid vbid : due_vbuckets_) {
-    const vbucket::Seqno seqno = std::exchange(highest_due_[vbid], 0);
-    acknowledge_(vbid, name_, seqno);
+  sendDueAcks();
+  if (!pending_.empty()) armForHead();
+}
+
+void SimulatedReplica::sendDueAcks() {
+  const auto start = std::chrono::steady_clock::now();
+  while (next_due_ < due_vbuckets_.size()) {
+    if (stopped_ || paused_) return;  // held; setPaused(false) sends them
+    const vbucket::Vbid vbid = due_vbuckets_[next_due_++];
+    acknowledge_(vbid, name_, std::exchange(highest_due_[vbid], 0));
+    if (next_due_ < due_vbuckets_.size() && std::chrono::steady_clock::now() - start >= kAckSlice) {
+      // Each ack may have committed a long prefix on this I/O thread: let
+      // the handlers queued meanwhile (other connections) run first.
+      if (!acks_posted_) {
+        acks_posted_ = true;
+        boost::asio::post(strand_, [this] {
+          acks_posted_ = false;
+          sendDueAcks();
+        });
+      }
+      return;
+    }
   }
   due_vbuckets_.clear();
-  if (!pending_.empty()) armForHead();
+  next_due_ = 0;
 }
 
 }  // namespace syncwrite::server

@@ -29,7 +29,10 @@
 // seqno per vbucket (acks are cumulative, so this loses nothing). The FIFO
 // and the timer live on a strand of the server's io_context, so the acks run
 // on the I/O threads; a commit's completion then only posts to its
-// connection.
+// connection. Each ack may commit a long prefix of its vbucket (a paused
+// replica resumed with 300k writes held), so the acks of one wake-up are sent
+// in turns of at most kAckSlice: past it, the rest is posted behind the
+// handlers already queued, and other connections are served in between.
 //
 // Thread-safety: every member may be called from any thread.
 // Lifetime: the acknowledger and the io_context must outlive this object;
@@ -60,6 +63,10 @@ namespace syncwrite::server {
 
 class SimulatedReplica {
  public:
+  // How long one turn of sending due acks may run before it yields the I/O
+  // thread (the default of durability_timeout_slice, for the same reason).
+  static constexpr std::chrono::milliseconds kAckSlice{2};
+
   // Called with (vbid, node name, prepared seqno) when an ack is due.
   using Acknowledge = std::function<void(vbucket::Vbid, const std::string&, vbucket::Seqno)>;
 
@@ -121,9 +128,11 @@ class SimulatedReplica {
   // Queues the ack of a prepare received at `received`. On the strand.
   void receive(vbucket::Vbid vbid, vbucket::Seqno seqno,
                std::chrono::steady_clock::time_point received, int64_t jitter_ms);
-  void readStream();                            // on the strand
-  void armForHead();                            // on the strand
-  void onTimer();                               // on the strand
+  void readStream();  // on the strand
+  void armForHead();  // on the strand
+  void onTimer();     // on the strand
+  // Sends due acks from next_due_ for up to kAckSlice; on the strand.
+  void sendDueAcks();
   void redue(std::chrono::milliseconds delay);  // on the strand
 
   const std::string name_;
@@ -146,6 +155,8 @@ class SimulatedReplica {
   // vbids that have one, in the order first seen.
   std::vector<vbucket::Seqno> highest_due_;
   std::vector<vbucket::Vbid> due_vbuckets_;
+  size_t next_due_ = 0;       // due_vbuckets_[next_due_..] are yet to be sent
+  bool acks_posted_ = false;  // a sendDueAcks() turn is posted
   // Bumped by each armForHead(): a wake-up of an older arming does nothing.
   uint64_t arm_generation_ = 0;
   std::chrono::steady_clock::time_point last_due_{};

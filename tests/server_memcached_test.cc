@@ -201,9 +201,9 @@ TEST(ServerMemcached, QuitQuietlyClosesWithoutAnAnswer) {
   EXPECT_TRUE(client.waitForClose().ok());
 }
 
-// INCREMENT and APPEND with a durability frame are SyncWrites: they commit
-// through the simulated replica, and time out with a silent one, in both
-// timeout modes.
+// INCREMENT, APPEND, DECREMENT and PREPEND with a durability frame are
+// SyncWrites: they commit through the simulated replica, and time out with a
+// silent one, in both timeout modes.
 class ServerMemcachedDurable : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ServerMemcachedDurable, CountersAndAppendsCanBeSyncWrites) {
@@ -235,15 +235,39 @@ TEST_P(ServerMemcachedDurable, CountersAndAppendsCanBeSyncWrites) {
                     .ok());
     auto appended = client.readResponse();
     ASSERT_TRUE(appended.ok());
+    const std::string decrement_extras = counterExtras(5, 0, 0);
+    ASSERT_TRUE(client
+                    .send({.opcode = Opcode::kDecrement,
+                           .opaque = 7,
+                           .durability = durable,
+                           .extras = decrement_extras,
+                           .key = "n"})
+                    .ok());
+    auto decremented = client.readResponse();
+    ASSERT_TRUE(decremented.ok());
+    ASSERT_TRUE(client
+                    .send({.opcode = Opcode::kPrepend,
+                           .opaque = 8,
+                           .durability = durable,
+                           .key = "n",
+                           .value = "9"})
+                    .ok());
+    auto prepended = client.readResponse();
+    ASSERT_TRUE(prepended.ok());
     if (silent) {
       EXPECT_EQ(incremented->status, Status::kSyncWriteAmbiguous);
       EXPECT_EQ(appended->status, Status::kSyncWriteAmbiguous);
+      EXPECT_EQ(decremented->status, Status::kSyncWriteAmbiguous);
+      EXPECT_EQ(prepended->status, Status::kSyncWriteAmbiguous);
       EXPECT_EQ(client.get(0, "n")->value, "1");  // aborted: the old value stays
     } else {
       EXPECT_EQ(incremented->status, Status::kSuccess);
       EXPECT_EQ(protocol::wire::load64(incremented->value, 0), 2u);
       EXPECT_EQ(appended->status, Status::kSuccess);
-      EXPECT_EQ(client.get(0, "n")->value, "20");
+      EXPECT_EQ(decremented->status, Status::kSuccess);
+      EXPECT_EQ(protocol::wire::load64(decremented->value, 0), 15u);  // "20" - 5
+      EXPECT_EQ(prepended->status, Status::kSuccess);
+      EXPECT_EQ(client.get(0, "n")->value, "915");
     }
   }
 }

@@ -1,7 +1,9 @@
 // SimulatedReplica's faults on a real io_context (acks in order under jitter,
-// pause holds and resume releases, a shorter delay releases what was held),
+// pause holds and resume releases, a shorter delay releases what was held,
+// many due acks sent in turns),
 // and the parsing of the fault keys (server/replica_faults.h). Waiting is for
 // events, with a hang guard; nothing asserts how long anything took.
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <map>
@@ -13,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 
 #include "server/replica_faults.h"
 #include "server/simulated_replica.h"
@@ -107,6 +110,37 @@ TEST(SimulatedReplicaFaults, AShorterDelayReleasesTheAcksHeld) {
   h.replica().setAckDelay(0ms);
   ASSERT_TRUE(h.waitForAck(0, 2));
   EXPECT_EQ(h.replica().ackDelay(), 0ms);
+}
+
+// A resumed replica acks many vbuckets at once, and each ack may commit a long
+// prefix on the I/O thread: the acks go out in turns of at most kAckSlice, and
+// a handler posted during the first ack runs before the last one. (Each ack
+// here sleeps 1 ms, so a turn ends after at most a few of the 20.)
+TEST(SimulatedReplicaFaults, ManyDueAcksAreSentInTurnsThatLetOtherHandlersRun) {
+  constexpr int kVbuckets = 20;
+  constexpr int kMarker = -1;
+  boost::asio::io_context io;  // run on this thread only
+  std::vector<int> order;
+  SimulatedReplica replica("replica1", 0ms, 0ms, io,
+                           [&](vbucket::Vbid vb, const std::string&, vbucket::Seqno) {
+                             if (order.empty()) {
+                               boost::asio::post(io, [&] { order.push_back(kMarker); });
+                             }
+                             order.push_back(vb);
+                             std::this_thread::sleep_for(1ms);
+                           });
+  replica.setPaused(true);
+  for (int vb = 0; vb < kVbuckets; ++vb) replica.onPrepare(static_cast<vbucket::Vbid>(vb), 1);
+  replica.setPaused(false);
+  io.run();  // until every ack is sent: nothing else is left to run
+  ASSERT_EQ(order.size(), size_t{kVbuckets} + 1);
+  const auto marker = std::find(order.begin(), order.end(), kMarker);
+  EXPECT_LT(marker - order.begin(), kVbuckets) << "the other handler waited for every ack";
+  order.erase(marker);
+  for (int vb = 0; vb < kVbuckets; ++vb) EXPECT_EQ(order[static_cast<size_t>(vb)], vb);
+  replica.stop();
+  io.restart();
+  io.run();
 }
 
 TEST(ReplicaFaultKeys, ParseEveryFormAndNameWhatIsWrong) {

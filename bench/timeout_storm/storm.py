@@ -24,7 +24,13 @@ run alone, and the resolution alone: from the moment every write was pending
 to the last answer); the server's own lateness stats (timeout_late_*_us:
 deadline to answer handed to the connection, which no client can see, since
 the deadline runs from the server's receipt); and the bystander's latency
-p50/p99/max over the second run.
+p50/p99/max over the second run. Last, per N and mode, SIGTERM with N
+writes pending (60 s timeouts) twice: once after their clients were killed
+(nobody is owed an answer), once with them connected (each is answered
+ambiguous "shutdown" first): the seconds from the signal to the exit. And a
+commit storm: N writes pending on a paused simulated replica (acking at
+once), then resumed; from the resume to the last answer, all must be 0x00,
+with the bystander running meanwhile.
 
 Usage (./dev bench storm runs it):
   storm.py --bin build/release/bin [--n 10000,100000,300000] [--modes event-driven,polling]
@@ -170,6 +176,130 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
     }
 
 
+def commit_storm(bin_dir, n, mode, workdir):
+    """A paused replica resumes with N SyncWrites pending (60 s timeouts):
+    its acks commit them all at once. Reports the time from the resume to the
+    last answer, the server CPU per committed write over that span, the
+    statuses (all N must be 0x00), and the bystander's latency meanwhile."""
+    config = {"buckets": {
+        "storm": {"replicas": ["replica1"], "durability_timeout_mode": mode,
+                  "simulated_replicas": {"replica1": {"ack_delay_ms": 0}},
+                  "simulated_replicas_paused": "*", "max_size": 8 << 30},
+        "bystander": {}}}
+    config_path = os.path.join(workdir, "commit.json")
+    with open(config_path, "w") as f:
+        json.dump(config, f)
+    port = free_port()
+    log = open(os.path.join(workdir, "commit.log"), "w")
+    server = subprocess.Popen([os.path.join(bin_dir, "syncwrite-server"), "--config",
+                               config_path, "--port", str(port)], stdout=log, stderr=log)
+    load = os.path.join(bin_dir, "mcbp_load")
+    storm_json = os.path.join(workdir, "commit_run.json")
+    bystander_json = os.path.join(workdir, "commit_bystander.json")
+    connections = max(1, -(-n // PER_CONNECTION))
+    procs = []
+    try:
+        wait_for_port(port, server, "syncwrite-server")
+        storm = subprocess.Popen(
+            [load, "--port", str(port), "--bucket", "storm", "--durability", "majority",
+             "--durability-timeout-ms", "60000", "--keys", str(n), "--keys-in-order",
+             "--connections", str(connections), "--depth", str(-(-n // connections)),
+             "--requests", str(n), "--json", storm_json],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        procs.append(storm)
+        deadline = time.monotonic() + 30
+        while in_flight(bin_dir, port) < n:
+            if time.monotonic() > deadline or storm.poll() is not None:
+                sys.exit(f"storm: commit run (N={n}, {mode}): the writes never all pended")
+            time.sleep(0.05)
+        bystander = subprocess.Popen(
+            [load, "--port", str(port), "--bucket", "bystander", "--op", "mix", "--set-ratio",
+             "0.5", "--keys", "1000", "--connections", "1", "--depth", "1",
+             "--duration", str(2 + n / 100000), "--json", bystander_json],
+            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        procs.append(bystander)
+        time.sleep(0.5)
+        cpu_before = cpu_seconds(server.pid)
+        started = time.monotonic()
+        subprocess.run([os.path.join(bin_dir, "syncwrite-cli"), "--port", str(port), "--bucket",
+                        "storm", "set-param", "simulated_replicas_paused", ""],
+                       check=True, stdout=subprocess.DEVNULL)
+        output = storm.communicate()[0]
+        resolved_s = time.monotonic() - started
+        cpu = cpu_seconds(server.pid) - cpu_before
+        if storm.returncode != 0:
+            sys.exit(f"storm: mcbp_load (commit, N={n}, {mode}) failed:\n{output}")
+        bystander.wait()
+        with open(storm_json) as f:
+            storm_report = json.load(f)
+        with open(bystander_json) as f:
+            bystander_report = json.load(f)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        server.terminate()
+        server.wait()
+    committed = storm_report["statuses"].get("0x00", 0)
+    return {"resume_to_last_answer_s": resolved_s, "committed": committed,
+            "not_committed": storm_report["ops"] - committed,
+            # An upper bound: the bystander's requests count too.
+            "cpu_us_per_write": cpu * 1e6 / n,
+            "bystander_us": bystander_report["latency_us"],
+            "bystander_errors": bystander_report["errors"]}
+
+
+def shutdown_seconds(bin_dir, n, mode, workdir, departed):
+    """SIGTERM with N SyncWrites pending (60 s timeouts): how long until the
+    server exits. departed: the writers were killed first (their answers are
+    owed to nobody); otherwise they are still connected and read them."""
+    config = {"buckets": {"storm": {"replicas": ["replica1"], "durability_timeout_mode": mode,
+                                    "max_size": 8 << 30}}}
+    config_path = os.path.join(workdir, "shutdown.json")
+    with open(config_path, "w") as f:
+        json.dump(config, f)
+    port = free_port()
+    log_path = os.path.join(workdir, "shutdown.log")
+    log = open(log_path, "w")
+    server = subprocess.Popen([os.path.join(bin_dir, "syncwrite-server"), "--config",
+                               config_path, "--port", str(port)], stdout=log, stderr=log)
+    connections = max(1, -(-n // PER_CONNECTION))
+    writers = None
+    try:
+        wait_for_port(port, server, "syncwrite-server")
+        writers = subprocess.Popen(
+            [os.path.join(bin_dir, "mcbp_load"), "--port", str(port), "--bucket", "storm",
+             "--durability", "majority", "--durability-timeout-ms", "60000", "--keys", str(n),
+             "--keys-in-order", "--connections", str(connections),
+             "--depth", str(-(-n // connections)), "--requests", str(n)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while in_flight(bin_dir, port) < n:
+            if time.monotonic() > deadline or writers.poll() is not None:
+                sys.exit(f"storm: shutdown run (N={n}, {mode}): the writes never all pended")
+            time.sleep(0.05)
+        if departed:
+            writers.kill()
+            writers.wait()
+            time.sleep(0.5)  # the server reads every connection's end
+        started = time.monotonic()
+        server.send_signal(15)
+        server.wait(timeout=60)
+        seconds = time.monotonic() - started
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        if writers and writers.poll() is None:
+            writers.kill()
+            writers.wait()
+    log.close()
+    with open(log_path) as f:
+        drained = "did not drain" not in f.read()
+    return {"seconds": seconds, "exit_code": server.returncode, "drained": drained}
+
+
 def run_pair(bin_dir, n, mode, timeout_ms, workdir):
     """The storm alone (its CPU, RSS and lateness are the server's for the
     storm only), then again with the bystander (whose latency it reports)."""
@@ -180,6 +310,9 @@ def run_pair(bin_dir, n, mode, timeout_ms, workdir):
     alone["late_ms_with_bystander"] = beside["late_ms"]
     alone["early"] = alone["early"] or beside["early"]
     alone["not_ambiguous"] += beside["not_ambiguous"]
+    alone["commit"] = commit_storm(bin_dir, n, mode, workdir)
+    alone["shutdown_departed"] = shutdown_seconds(bin_dir, n, mode, workdir, departed=True)
+    alone["shutdown_connected"] = shutdown_seconds(bin_dir, n, mode, workdir, departed=False)
     return alone
 
 
@@ -203,11 +336,15 @@ def main():
     print(f"| N | mode | accepted in | RSS per pending write | late p50 / p99 / max "
           f"(answer − {args.timeout_ms} ms timeout) | server: late p50 / p99 / max | early "
           "| not ambiguous | server CPU per write (all / resolution) "
-          "| bystander p50 / p99 / max |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| bystander p50 / p99 / max | SIGTERM to exit: clients gone / connected |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
 
     def f(v, spec, unit=""):
         return "—" if v is None else format(v, spec) + unit
+
+    def shutdown(s):
+        return f"{s['seconds']:.2f} s" + ("" if s["exit_code"] == 0 and s["drained"] else
+                                           f" (exit {s['exit_code']}, drained: {s['drained']})")
 
     for r in results:
         late, by, sl = r["late_ms"], r["bystander_us"], r["server_late_ms"]
@@ -218,14 +355,29 @@ def main():
               f"| {'yes' if r['early'] else 0} | {r['not_ambiguous']} "
               f"| {f(r['server_cpu_us_per_write'], '.1f')} / "
               f"{f(r['resolve_cpu_us_per_write'], '.1f', ' µs')} "
+              f"| {by['p50'] / 1000:.2f} / {by['p99'] / 1000:.2f} / {by['max'] / 1000:.1f} ms "
+              f"| {shutdown(r['shutdown_departed'])} / {shutdown(r['shutdown_connected'])} |")
+    print()
+    print("| N | mode | commit storm: resume to last answer | not committed "
+          "| server CPU per write | bystander p50 / p99 / max |")
+    print("|---|---|---|---|---|---|")
+    for r in results:
+        c = r["commit"]
+        by = c["bystander_us"]
+        print(f"| {r['n']:,} | {r['mode']} | {c['resume_to_last_answer_s']:.2f} s "
+              f"| {c['not_committed']} | {c['cpu_us_per_write']:.1f} µs "
               f"| {by['p50'] / 1000:.2f} / {by['p99'] / 1000:.2f} / {by['max'] / 1000:.1f} ms |")
     if args.json:
         with open(args.json, "w") as out:
             json.dump(results, out, indent=1)
-    bad = [r for r in results if r["early"] or r["not_ambiguous"] or r["bystander_errors"]]
+    bad = [r for r in results if r["early"] or r["not_ambiguous"] or r["bystander_errors"] or
+           r["commit"]["not_committed"] or r["commit"]["bystander_errors"] or
+           any(r[k]["exit_code"] != 0 or not r[k]["drained"]
+               for k in ("shutdown_departed", "shutdown_connected"))]
     if bad:
         sys.exit(f"storm: {len(bad)} run(s) had early answers, answers other than "
-                 "SyncWriteAmbiguous, or bystander errors (see above)")
+                 "SyncWriteAmbiguous, bystander errors, or a shutdown that did not drain "
+                 "or exit 0, or a commit storm that did not commit every write (see above)")
 
 
 if __name__ == "__main__":
