@@ -64,8 +64,8 @@ void Connection::onRead(const boost::system::error_code& error, size_t bytes) {
   if (closed_) return;
   if (error) {
     if (error == boost::asio::error::eof) {
-      // The client sent all it will; answer what it asked, then close.
-      if (closing_ == Closing::kNo) closing_ = Closing::kAfterAll;
+      // The client is gone: send what is ready, then close (connection.h).
+      if (closing_ == Closing::kNo) closing_ = Closing::kAfterReady;
       maybeClose();
     } else if (error != boost::asio::error::operation_aborted) {
       close();

@@ -35,11 +35,16 @@
 // default for -R (requests per event, "to prevent starvation").
 //
 // Closing:
-//  - graceful (QUIT, peer's end of stream, server shutdown): stop reading,
-//    wait for every slot, send them, close;
-//  - on a protocol violation (bad magic; a body over max_packet_size, which
-//    is answered 0x03 first): stop reading, send the answers that are ready
-//    in order, close — answers still pending are dropped with the connection;
+//  - graceful (QUIT, server shutdown): stop reading, wait for every slot,
+//    send them, close;
+//  - at the peer's end of stream, or on a protocol violation (bad magic; a
+//    body over max_packet_size, which is answered 0x03 first): stop reading,
+//    send the answers that are ready in order, close — answers still pending
+//    (SyncWrites) are dropped with the connection, and their writes stay
+//    tracked and resolve in the bucket. A client that closed its end is gone
+//    (memcached and kv_engine close a connection whose read returns 0 bytes):
+//    waiting for its SyncWrites kept it open, and at SIGTERM 300k answers
+//    were built, posted and written to dead peers before the server could exit;
 //  - on an I/O error: close at once.
 //
 // Late answers: a LateReply may run on any thread (an executor worker

@@ -1,5 +1,7 @@
 // syncwrite-server: see server/README.md and server.h.
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -8,6 +10,25 @@
 #include "server/server.h"
 #include "server/server_config.h"
 #include "server/server_flags.h"
+
+namespace {
+
+// Whether this build must tear everything down at exit: a sanitizer's leak
+// and race checks look at the teardown, and a debug build is where valgrind
+// and heaptrack are run.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(NDEBUG)
+constexpr bool kFullTeardown = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kFullTeardown = true;
+#else
+constexpr bool kFullTeardown = false;
+#endif
+#else
+constexpr bool kFullTeardown = false;
+#endif
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace syncwrite::server;
@@ -38,6 +59,14 @@ int main(int argc, char** argv) {
   if (auto status = (*server)->run(*options); !status.ok()) {
     logLine(std::string("cannot start: ") + std::string(status.message()));
     return 1;
+  }
+  if (!kFullTeardown) {
+    // run() has answered every client and joined the I/O threads: what is
+    // left is memory, which the kernel takes back at once. Freeing it item
+    // by item took 0.4-0.7 s of a SIGTERM's exit with 300k SyncWrites
+    // pending (600k log entries; bench/timeout_storm, issue 23).
+    std::fflush(nullptr);
+    std::_Exit(0);
   }
   return 0;
 }

@@ -58,11 +58,12 @@ TEST(ServerProcess, SigtermAnswersEveryInFlightSyncWriteAndExitsZero) {
   EXPECT_NE(server.stderrText().find("SIGTERM"), std::string::npos);
 }
 
-// Clients that left with SyncWrites pending: their writes stay tracked
-// (the store must stay consistent) and are still resolved at SIGTERM, but
-// nobody is owed an answer, so the drain does not wait for them (it used to
-// wait its full 10 s: the I/O threads could run out of work before the
-// answers were posted; a work guard holds them now).
+// Clients that left with SyncWrites pending: their connections close at
+// once (the answers owed to them are dropped), while their writes stay
+// tracked (the store must stay consistent) and are still resolved at
+// SIGTERM, and the drain does not wait for them (it used to wait its full
+// 10 s: the I/O threads could run out of work before the answers were
+// posted; a work guard holds them now).
 TEST(ServerProcess, ClientsThatLeftWithSyncWritesPendingDoNotHoldUpShutdown) {
   ServerProcess server;
   ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
@@ -87,7 +88,9 @@ TEST(ServerProcess, ClientsThatLeftWithSyncWritesPendingDoNotHoldUpShutdown) {
     ASSERT_TRUE(eventually(
         [&] { return statValue(observer, "durability", "sync_writes_in_flight") == kPending; }));
   }  // every writer disconnects with its writes pending
-  // Still tracked after their clients left.
+  // Their connections are closed without waiting for the writes (only the
+  // observer's is left), and the writes are still tracked.
+  EXPECT_TRUE(eventually([&] { return statValue(observer, "", "connections") == 1; }));
   EXPECT_EQ(statValue(observer, "durability", "sync_writes_in_flight"), kPending);
 
   server.signal(SIGTERM);
