@@ -355,6 +355,13 @@ void BucketDurability::shutdown(AmbiguousReason reason) {
     d.stopTimerLocked();
     d.stopPollingLocked();
     d.shut_down = true;
+    // One reservation for every write in flight (a hint: a write may still
+    // be added between a monitor's count and its abortAll), rather than
+    // growth by doubling, whose copies and page faults showed in the perf
+    // profile of a SIGTERM with 300k writes pending.
+    size_t in_flight = 0;
+    for (const Impl::Slot& slot : d.slots) in_flight += slot.monitor->counters().in_flight;
+    resolved.reserve(in_flight);
     for (Impl::Slot& slot : d.slots) slot.monitor->abortAll(reason, /*close=*/true, resolved);
   }
   // Waits for a timeout task still running (it finds nothing left to abort).

@@ -44,6 +44,9 @@ class ResolvedWrites {
   void add(Completion&& completion, const Resolution& resolution) {
     writes_.push_back({std::move(completion), resolution});
   }
+  // Room for n writes in all, so that a batch of known size (every write of
+  // a bucket at shutdown) grows once rather than by doubling.
+  void reserve(size_t n) { writes_.reserve(n); }
   bool empty() const noexcept { return writes_.empty(); }
   size_t size() const noexcept { return writes_.size(); }
 

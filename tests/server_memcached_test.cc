@@ -216,57 +216,40 @@ TEST_P(ServerMemcachedDurable, CountersAndAppendsCanBeSyncWrites) {
         server.start(testing::silentReplicaConfig(GetParam(), silent ? "" : acking_replica)));
     auto client = server.connect();
     ASSERT_EQ(client.set(0, "n", "1")->status, Status::kSuccess);
-    const std::string extras = counterExtras(1, 0, 0);
-    ASSERT_TRUE(client
-                    .send({.opcode = Opcode::kIncrement,
-                           .opaque = 5,
-                           .durability = durable,
-                           .extras = extras,
-                           .key = "n"})
-                    .ok());
-    auto incremented = client.readResponse();
-    ASSERT_TRUE(incremented.ok());
-    ASSERT_TRUE(client
-                    .send({.opcode = Opcode::kAppend,
-                           .opaque = 6,
-                           .durability = durable,
-                           .key = "n",
-                           .value = "0"})
-                    .ok());
-    auto appended = client.readResponse();
-    ASSERT_TRUE(appended.ok());
-    const std::string decrement_extras = counterExtras(5, 0, 0);
-    ASSERT_TRUE(client
-                    .send({.opcode = Opcode::kDecrement,
-                           .opaque = 7,
-                           .durability = durable,
-                           .extras = decrement_extras,
-                           .key = "n"})
-                    .ok());
-    auto decremented = client.readResponse();
-    ASSERT_TRUE(decremented.ok());
-    ASSERT_TRUE(client
-                    .send({.opcode = Opcode::kPrepend,
-                           .opaque = 8,
-                           .durability = durable,
-                           .key = "n",
-                           .value = "9"})
-                    .ok());
-    auto prepended = client.readResponse();
-    ASSERT_TRUE(prepended.ok());
+    // One durable request on "n", and its answer.
+    auto durableCall = [&](Opcode opcode, uint32_t opaque, std::string_view extras,
+                           std::string_view value) {
+      EXPECT_TRUE(client
+                      .send({.opcode = opcode,
+                             .opaque = opaque,
+                             .durability = durable,
+                             .extras = extras,
+                             .key = "n",
+                             .value = value})
+                      .ok());
+      auto answer = client.readResponse();
+      EXPECT_TRUE(answer.ok()) << answer.status();
+      return answer.ok() ? *answer : protocol::Response{};
+    };
+    const protocol::Response incremented =
+        durableCall(Opcode::kIncrement, 5, counterExtras(1, 0, 0), "");
+    const protocol::Response appended = durableCall(Opcode::kAppend, 6, "", "0");
+    const protocol::Response decremented =
+        durableCall(Opcode::kDecrement, 7, counterExtras(5, 0, 0), "");
+    const protocol::Response prepended = durableCall(Opcode::kPrepend, 8, "", "9");
     if (silent) {
-      EXPECT_EQ(incremented->status, Status::kSyncWriteAmbiguous);
-      EXPECT_EQ(appended->status, Status::kSyncWriteAmbiguous);
-      EXPECT_EQ(decremented->status, Status::kSyncWriteAmbiguous);
-      EXPECT_EQ(prepended->status, Status::kSyncWriteAmbiguous);
+      EXPECT_EQ(incremented.status, Status::kSyncWriteAmbiguous);
+      EXPECT_EQ(appended.status, Status::kSyncWriteAmbiguous);
+      EXPECT_EQ(decremented.status, Status::kSyncWriteAmbiguous);
+      EXPECT_EQ(prepended.status, Status::kSyncWriteAmbiguous);
       EXPECT_EQ(client.get(0, "n")->value, "1");  // aborted: the old value stays
     } else {
-      EXPECT_EQ(incremented->status, Status::kSuccess);
-      EXPECT_EQ(protocol::wire::load64(incremented->value, 0), 2u);
-      EXPECT_EQ(appended->status, Status::kSuccess);
-      EXPECT_EQ(decremented->status, Status::kSuccess);
-      EXPECT_EQ(protocol::wire::load64(decremented->value, 0), 15u);  // "20" - 5
-      EXPECT_EQ(prepended->status, Status::kSuccess);
+      EXPECT_EQ(incremented.status, Status::kSuccess);
+      EXPECT_EQ(protocol::wire::load64(incremented.value, 0), 2u);
+      EXPECT_EQ(appended.status, Status::kSuccess);
+      EXPECT_EQ(decremented.status, Status::kSuccess);
+      EXPECT_EQ(protocol::wire::load64(decremented.value, 0), 15u);  // "20" - 5
+      EXPECT_EQ(prepended.status, Status::kSuccess);
       EXPECT_EQ(client.get(0, "n")->value, "915");
     }
   }

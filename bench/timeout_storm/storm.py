@@ -81,6 +81,21 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def start_server(bin_dir, config, workdir, name):
+    """Starts syncwrite-server with `config` (written to workdir/name.json,
+    its output to workdir/name.log); returns (process, port, log path). The
+    caller waits for the port (wait_for_port) and stops the process."""
+    config_path = os.path.join(workdir, f"{name}.json")
+    with open(config_path, "w") as f:
+        json.dump(config, f)
+    port = free_port()
+    log_path = os.path.join(workdir, f"{name}.log")
+    with open(log_path, "w") as log:
+        server = subprocess.Popen([os.path.join(bin_dir, "syncwrite-server"), "--config",
+                                   config_path, "--port", str(port)], stdout=log, stderr=log)
+    return server, port, log_path
+
+
 def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
     config = {"buckets": {
         "storm": {"replicas": ["replica1"], "durability_timeout_mode": mode,
@@ -89,13 +104,7 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
                   "max_size": 8 << 30},
         "bystander": {},
     }}
-    config_path = os.path.join(workdir, "storm.json")
-    with open(config_path, "w") as f:
-        json.dump(config, f)
-    port = free_port()
-    log = open(os.path.join(workdir, "server.log"), "w")
-    server = subprocess.Popen([os.path.join(bin_dir, "syncwrite-server"), "--config",
-                               config_path, "--port", str(port)], stdout=log, stderr=log)
+    server, port, _ = start_server(bin_dir, config, workdir, "storm")
     try:
         wait_for_port(port, server, "syncwrite-server")
         time.sleep(0.5)
@@ -186,13 +195,7 @@ def commit_storm(bin_dir, n, mode, workdir):
                   "simulated_replicas": {"replica1": {"ack_delay_ms": 0}},
                   "simulated_replicas_paused": "*", "max_size": 8 << 30},
         "bystander": {}}}
-    config_path = os.path.join(workdir, "commit.json")
-    with open(config_path, "w") as f:
-        json.dump(config, f)
-    port = free_port()
-    log = open(os.path.join(workdir, "commit.log"), "w")
-    server = subprocess.Popen([os.path.join(bin_dir, "syncwrite-server"), "--config",
-                               config_path, "--port", str(port)], stdout=log, stderr=log)
+    server, port, _ = start_server(bin_dir, config, workdir, "commit")
     load = os.path.join(bin_dir, "mcbp_load")
     storm_json = os.path.join(workdir, "commit_run.json")
     bystander_json = os.path.join(workdir, "commit_bystander.json")
@@ -256,14 +259,7 @@ def shutdown_seconds(bin_dir, n, mode, workdir, departed):
     owed to nobody); otherwise they are still connected and read them."""
     config = {"buckets": {"storm": {"replicas": ["replica1"], "durability_timeout_mode": mode,
                                     "max_size": 8 << 30}}}
-    config_path = os.path.join(workdir, "shutdown.json")
-    with open(config_path, "w") as f:
-        json.dump(config, f)
-    port = free_port()
-    log_path = os.path.join(workdir, "shutdown.log")
-    log = open(log_path, "w")
-    server = subprocess.Popen([os.path.join(bin_dir, "syncwrite-server"), "--config",
-                               config_path, "--port", str(port)], stdout=log, stderr=log)
+    server, port, log_path = start_server(bin_dir, config, workdir, "shutdown")
     connections = max(1, -(-n // PER_CONNECTION))
     writers = None
     try:
@@ -294,7 +290,6 @@ def shutdown_seconds(bin_dir, n, mode, workdir, departed):
         if writers and writers.poll() is None:
             writers.kill()
             writers.wait()
-    log.close()
     with open(log_path) as f:
         drained = "did not drain" not in f.read()
     return {"seconds": seconds, "exit_code": server.returncode, "drained": drained}
