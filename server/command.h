@@ -13,7 +13,9 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "server/protocol/request.h"
 #include "server/sasl/exchange.h"
@@ -43,8 +45,34 @@ struct Session {
   Bucket* dcp_bucket = nullptr;
 };
 
-// Fills the request's response slot later, from any thread, exactly once.
-using LateReply = std::function<void(std::string response)>;
+// Where late answers go: a connection, or a test's recorder.
+class ReplySink {
+ public:
+  virtual ~ReplySink() = default;
+  // Fills response slot `slot_seq` with `response`. Any thread.
+  virtual void deliverLate(uint64_t slot_seq, std::string response) = 0;
+  // False once nobody will read an answer (the connection closed), so that
+  // a completion need not build one. Any thread.
+  virtual bool listening() const noexcept = 0;
+};
+
+// Fills the request's response slot later, from any thread, exactly once —
+// unless listening() is false, when the answer may be skipped. A sink and a
+// slot number, so that binding one costs no allocation of its own (a
+// std::function of this capture did).
+class LateReply {
+ public:
+  LateReply(std::shared_ptr<ReplySink> sink, uint64_t slot_seq) noexcept
+      : sink_(std::move(sink)), slot_seq_(slot_seq) {}
+  void operator()(std::string response) const {
+    sink_->deliverLate(slot_seq_, std::move(response));
+  }
+  bool listening() const noexcept { return sink_->listening(); }
+
+ private:
+  std::shared_ptr<ReplySink> sink_;
+  uint64_t slot_seq_;
+};
 
 enum class Disposition {
   kAnswered,  // `out` holds the whole answer (possibly nothing)

@@ -178,11 +178,7 @@ void Connection::handleUnordered(const protocol::Request& request) {
   }
 }
 
-LateReply Connection::lateReply(uint64_t slot_seq) {
-  return [self = shared_from_this(), slot_seq](std::string bytes) {
-    self->deliverLate(slot_seq, std::move(bytes));
-  };
-}
+LateReply Connection::lateReply(uint64_t slot_seq) { return {shared_from_this(), slot_seq}; }
 
 void Connection::deliverLate(uint64_t slot_seq, std::string bytes) {
   // A closed connection's answer goes nowhere: drop it here rather than post

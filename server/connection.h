@@ -93,7 +93,7 @@ namespace syncwrite::server {
 using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
 using StrandSocket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, Strand>;
 
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection final : public std::enable_shared_from_this<Connection>, public ReplySink {
  public:
   // Requests in flight per connection before it stops reading.
   static constexpr size_t kMaxSlots = 1024;
@@ -145,8 +145,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void handleUnordered(const protocol::Request& request);
   // A LateReply for `slot_seq` (kUnorderedSlot: the unordered stream).
   LateReply lateReply(uint64_t slot_seq);
-  // Any thread: queues a late answer in the inbox (see "Late answers").
-  void deliverLate(uint64_t slot_seq, std::string bytes);
+  // ReplySink. Any thread: queues a late answer in the inbox (see "Late
+  // answers"); dropped at once once the connection is closed.
+  void deliverLate(uint64_t slot_seq, std::string bytes) override;
+  bool listening() const noexcept override { return !gone_.load(std::memory_order_acquire); }
   // On the strand: fills every answer the inbox holds, then flushes once.
   void drainInbox();
   void fill(uint64_t slot_seq, std::string bytes);

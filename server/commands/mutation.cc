@@ -124,6 +124,9 @@ const std::string& ambiguousContext(durability::AmbiguousReason reason) {
 durability::Completion completionFor(LateReply late, SuccessShape shape) {
   return
       [late = std::move(late), shape = std::move(shape)](const durability::Resolution& resolution) {
+        // The client left (its connection closed): the write is resolved all
+        // the same, but nobody reads the answer — do not build it.
+        if (!late.listening()) return;
         std::string response;
         if (resolution.committed) {
           appendSuccess(response, shape, resolution.cas, resolution.resolution_seqno);

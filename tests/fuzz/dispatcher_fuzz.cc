@@ -107,16 +107,18 @@ struct Fixture {
 };
 
 // What the LateReplies delivered, from any thread.
-struct LateAnswers {
+struct LateAnswers final : server::ReplySink {
   std::mutex mutex;
   std::condition_variable changed;
   std::map<size_t, std::vector<std::string>> by_request;  // request index -> answers
 
-  void deliver(size_t index, std::string bytes) {
+  // The slot number is the request's index.
+  void deliverLate(uint64_t index, std::string bytes) override {
     const std::lock_guard lock(mutex);
     by_request[index].push_back(std::move(bytes));
     changed.notify_all();
   }
+  bool listening() const noexcept override { return true; }
 };
 
 struct Executed {
@@ -190,8 +192,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       int defers = 0;
       e.disposition = f.dispatcher->execute(parsed.request, session, e.out, [&, index] {
         ++defers;
-        return server::LateReply(
-            [late, index](std::string bytes) { late->deliver(index, std::move(bytes)); });
+        return server::LateReply(late, index);
       });
       FUZZ_CHECK(defers <= 1, "defer() called twice for one request");
       closed = e.disposition == server::Disposition::kClose;
