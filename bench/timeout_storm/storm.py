@@ -34,7 +34,7 @@ with the bystander running meanwhile.
 
 Usage (./dev bench storm runs it):
   storm.py --bin build/release/bin [--n 10000,100000,300000] [--modes event-driven,polling]
-           [--timeout-ms 2000] [--json out.json]
+           [--timeout-ms 2000] [--json out.json] [--shutdown-only]
 """
 
 import argparse
@@ -311,6 +311,22 @@ def run_pair(bin_dir, n, mode, timeout_ms, workdir):
     return alone
 
 
+def shutdown_only(args):
+    """SIGTERM to exit for each N and mode, the clients gone and connected."""
+    print("| N | mode | SIGTERM to exit: clients gone | clients connected |")
+    print("|---|---|---|---|")
+    failed = 0
+    with tempfile.TemporaryDirectory(prefix="storm_") as workdir:
+        for n in (int(x) for x in args.n.split(",")):
+            for mode in args.modes.split(","):
+                runs = [shutdown_seconds(args.bin, n, mode, workdir, departed=gone)
+                        for gone in (True, False)]
+                failed += sum(r["exit_code"] != 0 or not r["drained"] for r in runs)
+                print(f"| {n:,} | {mode} | {runs[0]['seconds']:.2f} s | {runs[1]['seconds']:.2f} s |")
+    if failed:
+        sys.exit(f"storm: {failed} shutdown(s) did not drain or exit 0")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="directory with syncwrite-server, "
@@ -319,8 +335,13 @@ def main():
     parser.add_argument("--modes", default="event-driven,polling")
     parser.add_argument("--timeout-ms", type=int, default=2000)
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--shutdown-only", action="store_true",
+                        help="only SIGTERM to exit, clients gone and connected")
     args = parser.parse_args()
 
+    if args.shutdown_only:
+        shutdown_only(args)
+        return
     results = []
     with tempfile.TemporaryDirectory(prefix="storm_") as workdir:
         for n in (int(x) for x in args.n.split(",")):
