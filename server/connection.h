@@ -42,7 +42,8 @@
 //    send the answers that are ready in order, close — answers still pending
 //    (SyncWrites) are dropped with the connection, and their writes stay
 //    tracked and resolve in the bucket. A client that closed its end is gone
-//    (memcached and kv_engine close a connection whose read returns 0 bytes):
+//    (memcached's try_read_network treats a read of 0 bytes as an error and
+//    closes the connection; kv_engine's daemon grew from that code):
 //    waiting for its SyncWrites kept it open, and at SIGTERM 300k answers
 //    were built, posted and written to dead peers before the server could exit;
 //  - on an I/O error: close at once.
