@@ -96,6 +96,33 @@ def start_server(bin_dir, config, workdir, name):
     return server, port, log_path
 
 
+def writers_args(bin_dir, port, n, timeout_ms):
+    """mcbp_load sending N durable SETs (majority) to "storm", each key once,
+    on enough connections that flow control never holds one back."""
+    connections = max(1, -(-n // PER_CONNECTION))
+    return [os.path.join(bin_dir, "mcbp_load"), "--port", str(port), "--bucket", "storm",
+            "--durability", "majority", "--durability-timeout-ms", str(timeout_ms),
+            "--keys", str(n), "--keys-in-order", "--connections", str(connections),
+            "--depth", str(-(-n // connections)), "--requests", str(n)]
+
+
+def bystander_args(bin_dir, port, duration_s, json_path):
+    """mcbp_load keeping one GET or SET (half each) in flight on "bystander"."""
+    return [os.path.join(bin_dir, "mcbp_load"), "--port", str(port), "--bucket", "bystander",
+            "--op", "mix", "--set-ratio", "0.5", "--keys", "1000", "--connections", "1",
+            "--depth", "1", "--duration", str(duration_s), "--json", json_path]
+
+
+def wait_all_pending(bin_dir, port, n, writers, what):
+    """Until all N writes are in flight; exits the run if the writers ended
+    first or 30 s passed."""
+    deadline = time.monotonic() + 30
+    while in_flight(bin_dir, port) < n:
+        if time.monotonic() > deadline or writers.poll() is not None:
+            sys.exit(f"storm: {what}: the writes never all pended")
+        time.sleep(0.05)
+
+
 def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
     config = {"buckets": {
         "storm": {"replicas": ["replica1"], "durability_timeout_mode": mode,
@@ -111,23 +138,18 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
         rss_before = rss_kb(server.pid)
         connections = max(1, -(-n // PER_CONNECTION))
         depth = -(-n // connections)
-        load = os.path.join(bin_dir, "mcbp_load")
         storm_json = os.path.join(workdir, "storm_run.json")
         bystander_json = os.path.join(workdir, "bystander_run.json")
         bystander = None
         if with_bystander:
             bystander = subprocess.Popen(
-            [load, "--port", str(port), "--bucket", "bystander", "--op", "mix", "--set-ratio",
-             "0.5", "--keys", "1000", "--connections", "1", "--depth", "1",
-             "--duration", str(timeout_ms / 1000 + 3 + n / 100000), "--json", bystander_json],
-            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+                bystander_args(bin_dir, port, timeout_ms / 1000 + 3 + n / 100000, bystander_json),
+                stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
             time.sleep(0.5)
         started = time.monotonic()
         storm = subprocess.Popen(
-            [load, "--port", str(port), "--bucket", "storm", "--durability", "majority",
-             "--durability-timeout-ms", str(timeout_ms), "--keys", str(n), "--keys-in-order",
-             "--connections", str(connections), "--depth", str(depth), "--requests", str(n),
-             "--server-pid", str(server.pid), "--json", storm_json],
+            writers_args(bin_dir, port, n, timeout_ms) +
+            ["--server-pid", str(server.pid), "--json", storm_json],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         # Accepted: every write pending (or the timeout is near).
         accepted_s, peak_rss, cpu_at_accept = None, 0, None
@@ -196,29 +218,17 @@ def commit_storm(bin_dir, n, mode, workdir):
                   "simulated_replicas_paused": "*", "max_size": 8 << 30},
         "bystander": {}}}
     server, port, _ = start_server(bin_dir, config, workdir, "commit")
-    load = os.path.join(bin_dir, "mcbp_load")
     storm_json = os.path.join(workdir, "commit_run.json")
     bystander_json = os.path.join(workdir, "commit_bystander.json")
-    connections = max(1, -(-n // PER_CONNECTION))
     procs = []
     try:
         wait_for_port(port, server, "syncwrite-server")
-        storm = subprocess.Popen(
-            [load, "--port", str(port), "--bucket", "storm", "--durability", "majority",
-             "--durability-timeout-ms", "60000", "--keys", str(n), "--keys-in-order",
-             "--connections", str(connections), "--depth", str(-(-n // connections)),
-             "--requests", str(n), "--json", storm_json],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        storm = subprocess.Popen(writers_args(bin_dir, port, n, 60000) + ["--json", storm_json],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         procs.append(storm)
-        deadline = time.monotonic() + 30
-        while in_flight(bin_dir, port) < n:
-            if time.monotonic() > deadline or storm.poll() is not None:
-                sys.exit(f"storm: commit run (N={n}, {mode}): the writes never all pended")
-            time.sleep(0.05)
+        wait_all_pending(bin_dir, port, n, storm, f"commit run (N={n}, {mode})")
         bystander = subprocess.Popen(
-            [load, "--port", str(port), "--bucket", "bystander", "--op", "mix", "--set-ratio",
-             "0.5", "--keys", "1000", "--connections", "1", "--depth", "1",
-             "--duration", str(2 + n / 100000), "--json", bystander_json],
+            bystander_args(bin_dir, port, 2 + n / 100000, bystander_json),
             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         procs.append(bystander)
         time.sleep(0.5)
@@ -260,21 +270,12 @@ def shutdown_seconds(bin_dir, n, mode, workdir, departed):
     config = {"buckets": {"storm": {"replicas": ["replica1"], "durability_timeout_mode": mode,
                                     "max_size": 8 << 30}}}
     server, port, log_path = start_server(bin_dir, config, workdir, "shutdown")
-    connections = max(1, -(-n // PER_CONNECTION))
     writers = None
     try:
         wait_for_port(port, server, "syncwrite-server")
-        writers = subprocess.Popen(
-            [os.path.join(bin_dir, "mcbp_load"), "--port", str(port), "--bucket", "storm",
-             "--durability", "majority", "--durability-timeout-ms", "60000", "--keys", str(n),
-             "--keys-in-order", "--connections", str(connections),
-             "--depth", str(-(-n // connections)), "--requests", str(n)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while in_flight(bin_dir, port) < n:
-            if time.monotonic() > deadline or writers.poll() is not None:
-                sys.exit(f"storm: shutdown run (N={n}, {mode}): the writes never all pended")
-            time.sleep(0.05)
+        writers = subprocess.Popen(writers_args(bin_dir, port, n, 60000),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_all_pending(bin_dir, port, n, writers, f"shutdown run (N={n}, {mode})")
         if departed:
             writers.kill()
             writers.wait()
