@@ -5,7 +5,6 @@
 #include <absl/strings/str_cat.h>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 
 #include "server/log.h"
 #include "server/protocol/request.h"
@@ -34,7 +33,13 @@ Connection::Connection(StrandSocket socket, ServerContext& context, Dispatcher& 
 }
 
 void Connection::start() {
-  boost::asio::post(strand_, [self = shared_from_this()] { self->doRead(); });
+  boost::asio::post(strand_, [self = shared_from_this()] {
+    if (self->context_.connection_idle_time.count() > 0) {
+      self->noteProgress();
+      self->armIdleTimer(self->last_progress_ + self->context_.connection_idle_time);
+    }
+    self->doRead();
+  });
 }
 
 void Connection::beginShutdown() {
@@ -46,8 +51,12 @@ void Connection::beginShutdown() {
 
 void Connection::doRead() {
   if (closed_ || closing_ != Closing::kNo || reading_ || turn_posted_) return;
-  if (inFlight() >= kMaxSlots) {
-    read_paused_ = true;  // resumed by onWritten() or a late answer
+  if (!mayRead()) {
+    // Resumed by onWritten() (a late answer's fill ends in a write too).
+    if (!read_paused_ && unsent_bytes_ >= context_.max_send_queue_bytes) {
+      context_.send_queue_full.fetch_add(1, std::memory_order_relaxed);
+    }
+    read_paused_ = true;
     return;
   }
   reading_ = true;
@@ -72,6 +81,7 @@ void Connection::onRead(const boost::system::error_code& error, size_t bytes) {
     }
     return;
   }
+  noteProgress();
   reader_.commit(bytes);
   takeTurn();
 }
@@ -93,7 +103,7 @@ void Connection::takeTurn() {
 }
 
 bool Connection::processBuffered() {
-  for (size_t executed = 0; closing_ == Closing::kNo && inFlight() < kMaxSlots; ++executed) {
+  for (size_t executed = 0; closing_ == Closing::kNo && mayRead(); ++executed) {
     if (executed == kRequestsPerTurn) return true;
     protocol::PacketReader::Next next = reader_.next();
     switch (next.result) {
@@ -116,7 +126,7 @@ bool Connection::processBuffered() {
             slot.bytes, next.header.opcode, protocol::Status::kTooBig, next.header.opaque,
             absl::StrCat("request body of ", next.header.body_length,
                          " bytes is over max_packet_size ", context_.max_packet_size));
-        slot.ready = true;
+        markReady(slot);
         closing_ = Closing::kAfterReady;
         return false;
       }
@@ -129,7 +139,9 @@ void Connection::handlePacket(const protocol::Packet& packet) {
   protocol::ParseResult parsed = protocol::parseRequest(packet);
   if (session_.unordered) {
     if (!parsed.ok()) {
+      const size_t before = unordered_out_.size();
       protocol::appendParseError(unordered_out_, parsed, session_.json);
+      noteUnsent(unordered_out_.size() - before);
       ++unordered_queued_;
       return;
     }
@@ -140,7 +152,7 @@ void Connection::handlePacket(const protocol::Packet& packet) {
   const uint64_t seq = first_slot_seq_ + slots_.size() - 1;
   if (!parsed.ok()) {
     protocol::appendParseError(slot.bytes, parsed, session_.json);
-    slot.ready = true;
+    markReady(slot);
     return;
   }
   // References into a deque stay valid across emplace_back; nothing removes
@@ -149,10 +161,10 @@ void Connection::handlePacket(const protocol::Packet& packet) {
                                                       [this, seq] { return lateReply(seq); });
   switch (disposition) {
     case Disposition::kAnswered:
-      slot.ready = true;
+      markReady(slot);
       break;
     case Disposition::kClose:
-      slot.ready = true;
+      markReady(slot);
       closing_ = Closing::kAfterAll;
       break;
     case Disposition::kDeferred:
@@ -164,6 +176,7 @@ void Connection::handleUnordered(const protocol::Request& request) {
   const size_t before = unordered_out_.size();
   const Disposition disposition = dispatcher_.execute(request, session_, unordered_out_,
                                                       [this] { return lateReply(kUnorderedSlot); });
+  noteUnsent(unordered_out_.size() - before);
   switch (disposition) {
     case Disposition::kAnswered:
       if (unordered_out_.size() != before) ++unordered_queued_;
@@ -218,6 +231,7 @@ void Connection::fillUnordered(const std::string& bytes) {
   if (closed_) return;
   --unordered_pending_;
   unordered_out_.append(bytes);
+  noteUnsent(bytes.size());
   ++unordered_queued_;
 }
 
@@ -225,7 +239,17 @@ void Connection::fill(uint64_t slot_seq, std::string bytes) {
   if (closed_ || slot_seq < first_slot_seq_) return;
   Slot& slot = slots_[slot_seq - first_slot_seq_];
   slot.bytes = std::move(bytes);
-  slot.ready = true;
+  markReady(slot);
+}
+
+void Connection::noteUnsent(size_t bytes) {
+  unsent_bytes_ += bytes;
+  if (unsent_bytes_ <= unsent_high_) return;
+  unsent_high_ = unsent_bytes_;
+  uint64_t seen = context_.send_queue_max_bytes.load(std::memory_order_relaxed);
+  while (seen < unsent_high_ && !context_.send_queue_max_bytes.compare_exchange_weak(
+                                    seen, unsent_high_, std::memory_order_relaxed)) {
+  }
 }
 
 void Connection::flush() {
@@ -251,21 +275,42 @@ void Connection::flush() {
     return;
   }
   writing_ = true;
-  boost::asio::async_write(socket_, boost::asio::buffer(write_buffer_),
-                           [self = shared_from_this()](const boost::system::error_code& error,
-                                                       size_t) { self->onWritten(error); });
+  write_offset_ = 0;
+  writeSome();
 }
 
-void Connection::onWritten(const boost::system::error_code& error) {
-  writing_ = false;
-  if (closed_) return;
+void Connection::writeSome() {
+  socket_.async_write_some(
+      boost::asio::buffer(write_buffer_.data() + write_offset_,
+                          write_buffer_.size() - write_offset_),
+      [self = shared_from_this()](const boost::system::error_code& error, size_t bytes) {
+        self->onWritten(error, bytes);
+      });
+}
+
+void Connection::onWritten(const boost::system::error_code& error, size_t bytes) {
+  if (closed_) {
+    writing_ = false;
+    return;
+  }
   if (error) {
+    writing_ = false;
     close();
     return;
   }
+  // Each part the kernel took is progress: a slow reader of a big answer is
+  // not a stalled one.
+  noteProgress();
+  unsent_bytes_ -= bytes;
+  write_offset_ += bytes;
+  if (write_offset_ < write_buffer_.size()) {
+    writeSome();
+    return;
+  }
+  writing_ = false;
   write_buffer_.clear();
   if (write_buffer_.capacity() > kKeepWriteBufferBytes) std::string().swap(write_buffer_);
-  if (read_paused_ && inFlight() < kMaxSlots) {
+  if (read_paused_ && mayRead()) {
     read_paused_ = false;
     if (!turn_posted_) {
       takeTurn();  // flushes
@@ -285,10 +330,45 @@ void Connection::maybeClose() {
   if (done) close();
 }
 
+void Connection::armIdleTimer(std::chrono::steady_clock::time_point at) {
+  idle_timer_.expires_at(at);
+  idle_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& error) {
+    self->onIdleTimer(error);
+  });
+}
+
+void Connection::onIdleTimer(const boost::system::error_code& error) {
+  if (error || closed_) return;
+  const std::chrono::seconds idle_time = context_.connection_idle_time;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < last_progress_ + idle_time) {
+    armIdleTimer(last_progress_ + idle_time);  // progress since the timer was armed
+    return;
+  }
+  if (writing_) {
+    context_.stalled_connections_closed.fetch_add(1, std::memory_order_relaxed);
+    logLine(absl::StrCat("connection ", peer_, ": read none of its ",
+                         write_buffer_.size() - write_offset_, " unsent answer bytes in ",
+                         idle_time.count(), " s (connection_idle_time), closing it"));
+    close();
+    return;
+  }
+  const bool answer_owed = !slots_.empty() || unordered_pending_ > 0;
+  if (answer_owed || !session_.dcp_replica.empty()) {
+    armIdleTimer(now + idle_time);
+    return;
+  }
+  context_.idle_connections_closed.fetch_add(1, std::memory_order_relaxed);
+  logLine(absl::StrCat("connection ", peer_, ": idle for ", idle_time.count(),
+                       " s (connection_idle_time), closing it"));
+  close();
+}
+
 void Connection::close() {
   if (closed_) return;
   closed_ = true;
   gone_.store(true, std::memory_order_release);
+  idle_timer_.cancel();
   boost::system::error_code ignored;
   socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);

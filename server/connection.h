@@ -20,9 +20,14 @@
 // switch keep their order among themselves.
 //
 // Flow control: at most kMaxSlots requests are unanswered or answered but
-// not yet handed to a write; beyond that the connection stops reading until
-// answers have been sent. One write is in flight at a time; it carries every
-// ready response.
+// not yet handed to a write, and at most max_send_queue_bytes of answers are
+// unsent (decided, and not yet taken by the kernel); at either bound the
+// connection stops reading until answers have been sent. The byte bound is
+// checked before each request, so a client that never reads costs at most
+// that much plus the one answer that crossed it, and the answers of
+// SyncWrites already in flight (kv_engine's max_send_queue_size does the
+// same: it stops accepting new commands). One write is in flight at a time;
+// it carries every ready response.
 //
 // Fairness: one turn on the strand executes at most kRequestsPerTurn
 // requests. A read that brought more (a pipelining client: a 64 KiB read can
@@ -33,6 +38,16 @@
 // connection ahead of everyone else: a GET on another connection waited up to
 // a third of a second (bench/timeout_storm). The figure is memcached's
 // default for -R (requests per event, "to prevent starvation").
+//
+// Idle and stalled (connection_idle_time, unless 0): a timer on the strand,
+// re-armed only when it fires, closes a connection that made no progress
+// for that long. Progress is a read that brought bytes or a write that the
+// kernel took bytes of (the reads and writes only stamp the time). No progress while a
+// write is in flight: the client does not read its answers (stalled), and
+// it is closed even with SyncWrites pending. No progress with no write in
+// flight: closed (idle) unless an answer is still owed (a pending SyncWrite:
+// the client waits for us) or the connection opened DCP (a replica's stream
+// may be quiet as long as there is nothing to acknowledge).
 //
 // Closing:
 //  - graceful (QUIT, server shutdown): stop reading, wait for every slot,
@@ -75,6 +90,7 @@
 
 #include <absl/base/thread_annotations.h>
 
+#include <boost/asio/basic_waitable_timer.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
@@ -93,6 +109,9 @@ namespace syncwrite::server {
 // durable write).
 using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
 using StrandSocket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, Strand>;
+using StrandTimer =
+    boost::asio::basic_waitable_timer<std::chrono::steady_clock,
+                                      boost::asio::wait_traits<std::chrono::steady_clock>, Strand>;
 
 class Connection final : public std::enable_shared_from_this<Connection>, public ReplySink {
  public:
@@ -158,8 +177,28 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   size_t inFlight() const noexcept {
     return slots_.size() + unordered_pending_ + unordered_queued_;
   }
+  // Below both flow-control bounds (kMaxSlots, max_send_queue_bytes).
+  bool mayRead() const noexcept {
+    return inFlight() < kMaxSlots && unsent_bytes_ < context_.max_send_queue_bytes;
+  }
+  // `bytes` more of answers are decided and unsent (send_queue_max_bytes).
+  void noteUnsent(size_t bytes);
+  void markReady(Slot& slot) {
+    slot.ready = true;
+    noteUnsent(slot.bytes.size());
+  }
+  // connection_idle_time (see "Idle and stalled").
+  void armIdleTimer(std::chrono::steady_clock::time_point at);
+  void onIdleTimer(const boost::system::error_code& error);
+  void noteProgress() {
+    if (context_.connection_idle_time.count() > 0)
+      last_progress_ = std::chrono::steady_clock::now();
+  }
   void flush();
-  void onWritten(const boost::system::error_code& error);
+  // Writes write_buffer_ from write_offset_ on; onWritten() goes on until
+  // all of it is taken.
+  void writeSome();
+  void onWritten(const boost::system::error_code& error, size_t bytes);
   void maybeClose();
   void close();
 
@@ -181,12 +220,19 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   size_t unordered_queued_ = 0;
   size_t unordered_pending_ = 0;
   std::string write_buffer_;
+  size_t write_offset_ = 0;  // bytes of write_buffer_ the kernel has taken
   bool reading_ = false;
   bool read_paused_ = false;
   bool turn_posted_ = false;  // a turn is queued; no read until it has run
   bool writing_ = false;
   bool closed_ = false;
   Closing closing_ = Closing::kNo;
+  // Answer bytes decided and not yet taken by the kernel (ready slots,
+  // unordered_out_, write_buffer_), and the most this connection ever held.
+  size_t unsent_bytes_ = 0;
+  size_t unsent_high_ = 0;
+  StrandTimer idle_timer_{strand_};
+  std::chrono::steady_clock::time_point last_progress_;
   // The inbox's answers while the strand fills them (kept for its capacity).
   std::vector<LateAnswer> draining_;
 

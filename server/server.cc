@@ -65,6 +65,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::create(ServerConfig config) {
   }
   context.max_connections = server_config.get(config::keys::kMaxConnections);
   context.max_packet_size = server_config.get(config::keys::kMaxPacketSize);
+  context.connection_idle_time =
+      std::chrono::seconds(server_config.get(config::keys::kConnectionIdleTime));
+  context.max_send_queue_bytes = server_config.get(config::keys::kMaxSendQueueBytes);
   context.io_threads = kIoThreads;
   context.pool = std::make_unique<executor::ExecutorPool>(
       executor::ExecutorPool::threadsFor(server_config.get(config::keys::kNumNonioThreads)));

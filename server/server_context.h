@@ -31,6 +31,9 @@ struct ServerContext {
   std::string node_name;
   size_t max_connections = 0;
   size_t max_packet_size = 0;
+  // connection_idle_time; zero: connections are never closed for idleness.
+  std::chrono::seconds connection_idle_time{0};
+  size_t max_send_queue_bytes = 0;
   size_t io_threads = 0;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
@@ -55,6 +58,14 @@ struct ServerContext {
   // Turns that stopped at Connection::kRequestsPerTurn with more buffered and
   // went on after the other connections' queued handlers (fairness).
   std::atomic<uint64_t> read_turns_yielded{0};
+  // Closed after connection_idle_time without progress: silent (nothing
+  // owed to it, nothing read) or stalled (an answer it did not read).
+  std::atomic<uint64_t> idle_connections_closed{0};
+  std::atomic<uint64_t> stalled_connections_closed{0};
+  // Times a connection stopped reading because max_send_queue_bytes of its
+  // answers were unsent, and the most any connection ever held unsent.
+  std::atomic<uint64_t> send_queue_full{0};
+  std::atomic<uint64_t> send_queue_max_bytes{0};
 
   // The bucket named `name`, or null.
   Bucket* findBucket(std::string_view name) const {
