@@ -160,9 +160,11 @@ void SimulatedReplica::onTimer() {
 }
 
 void SimulatedReplica::sendDueAcks() {
+  // Held while paused (setPaused(false) sends them). Neither flag changes
+  // inside the loop: setPaused() and stop() post to this strand.
+  if (stopped_ || paused_) return;
   const auto start = std::chrono::steady_clock::now();
   while (next_due_ < due_vbuckets_.size()) {
-    if (stopped_ || paused_) return;  // held; setPaused(false) sends them
     const vbucket::Vbid vbid = due_vbuckets_[next_due_++];
     acknowledge_(vbid, name_, std::exchange(highest_due_[vbid], 0));
     if (next_due_ < due_vbuckets_.size() && std::chrono::steady_clock::now() - start >= kAckSlice) {
