@@ -98,6 +98,23 @@ TEST(ServerNetworkAbuse, AClientWaitingForItsSyncWriteIsNotIdle) {
   EXPECT_TRUE(client.waitForClose().ok());
 }
 
+TEST(ServerNetworkAbuse, AQuietDcpConnectionIsNotIdle) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(
+      R"({"connection_idle_time": 1, "buckets": {"default": {"replicas": ["replica1"]}}})"));
+  auto replica = server.connect();
+  auto open = replica.dcpOpen("replica1");
+  ASSERT_TRUE(open.ok()) << open.status();
+  ASSERT_EQ(open->status, Status::kSuccess) << open->errorContext();
+  const auto opened = steady_clock::now();
+  // The control: a connection as quiet but without DCP is closed.
+  auto plain = server.connect();
+  EXPECT_TRUE(plain.waitForClose().ok());
+  std::this_thread::sleep_until(opened + std::chrono::milliseconds(2500));
+  EXPECT_TRUE(replica.noop().ok()) << "the DCP connection was closed after 2.5 s of quiet";
+  EXPECT_EQ(statValue(replica, "", "idle_connections_closed"), 1);
+}
+
 TEST(ServerNetworkAbuse, AClientThatNeverReadsIsBoundedThenClosedWhileOthersAreServed) {
   constexpr size_t kLimit = 1 << 20;
   constexpr size_t kValue = size_t{512} * 1024;
