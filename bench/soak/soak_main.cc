@@ -42,6 +42,7 @@
 
 #include "bench/idle_cpu/machine.h"
 #include "bench/idle_cpu/server_process.h"
+#include "bench/mcbp_load/server_sample.h"
 #include "bench/soak/chaos.h"
 #include "bench/soak/tally.h"
 #include "bench/soak/worker.h"
@@ -72,25 +73,6 @@ using server::protocol::Status;
 
 constexpr auto kGuard = std::chrono::seconds(60);
 
-size_t countEntries(const fs::path& dir) {
-  std::error_code error;
-  size_t n = 0;
-  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) ++n;
-  return n;
-}
-
-// VmRSS of /proc/PID/status, in KiB (0 if unreadable).
-uint64_t rssKib(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) {
-      return server::parseNumber<uint64_t>(line.substr(6, line.size() - 6 - 3)).value_or(0);
-    }
-  }
-  return 0;
-}
-
 int64_t stat(Client& client, std::string_view group, std::string_view name) {
   auto reply = client.stats(group);
   if (!reply.ok() || !reply->ok()) return -1;
@@ -108,19 +90,19 @@ bool waitFor(Predicate predicate) {
   return false;
 }
 
-struct Process {
-  size_t threads = 0;
-  size_t fds = 0;
-  uint64_t rss_kib = 0;
-};
+using Process = mcbp_load::ServerSample;
 
-Process sample(pid_t pid) {
-  const fs::path proc = "/proc/" + std::to_string(pid);
-  return {countEntries(proc / "task"), countEntries(proc / "fd"), rssKib(pid)};
+// The server's RSS, threads and descriptors (mcbp_load's sampler); a failed
+// read is an anomaly and samples zeros.
+Process sample(pid_t pid, Anomalies& anomalies) {
+  absl::StatusOr<Process> sampled = mcbp_load::sampleServer(pid);
+  if (sampled.ok()) return *sampled;
+  anomalies.add(absl::StrCat("sampling the server: ", sampled.status().message()));
+  return {};
 }
 
 nlohmann::json toJson(const Process& p) {
-  return {{"threads", p.threads}, {"fds", p.fds}, {"rss_kib", p.rss_kib}};
+  return {{"threads", p.threads}, {"fds", p.open_fds}, {"rss_kib", p.rss_kb}};
 }
 
 // The bucket's memory stats, for the report: what the server itself counts
@@ -262,7 +244,7 @@ int Main(int argc, char** argv) {
 
   Tally tally;
   Anomalies anomalies;
-  const Process before = sample(pid);
+  const Process before = sample(pid, anomalies);
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<Worker*> raw;
   for (uint32_t i = 0; i < workers_n; ++i) {
@@ -280,7 +262,7 @@ int Main(int argc, char** argv) {
   threads.emplace_back([&] { chaos.run(stop); });
 
   std::this_thread::sleep_for(std::chrono::duration<double>(warmup_s));
-  const Process warm = sample(pid);
+  const Process warm = sample(pid, anomalies);
   const nlohmann::json warm_memory = memoryStats(*observer);
   std::this_thread::sleep_for(std::chrono::duration<double>(duration_s - warmup_s));
   stop.store(true);
@@ -313,29 +295,29 @@ int Main(int argc, char** argv) {
     anomalies.add("the workers' connections did not all close");
   }
   std::this_thread::sleep_for(std::chrono::seconds(1));  // idle
-  const Process idle = sample(pid);
+  const Process idle = sample(pid, anomalies);
   const nlohmann::json idle_memory = memoryStats(*observer);
   if (idle.threads != before.threads) {
     anomalies.add(absl::StrCat("threads: ", before.threads, " before the load, ", idle.threads,
                                " idle after it"));
   }
-  if (idle.fds != before.fds) {
-    anomalies.add(absl::StrCat("file descriptors: ", before.fds, " before the load, ", idle.fds,
-                               " idle after it"));
+  if (idle.open_fds != before.open_fds) {
+    anomalies.add(absl::StrCat("file descriptors: ", before.open_fds, " before the load, ",
+                               idle.open_fds, " idle after it"));
   }
   // The warm-up RSS is a reference only once the checkpoints have reached
   // their memory marks (memory recovery has run): before, the log is still
   // growing towards them by design.
   const double rss_limit =
-      static_cast<double>(warm.rss_kib) * (1 + absl::GetFlag(FLAGS_rss_tolerance_percent) / 100);
+      static_cast<double>(warm.rss_kb) * (1 + absl::GetFlag(FLAGS_rss_tolerance_percent) / 100);
   std::string rss_check = "off (--check_rss=false)";
   if (absl::GetFlag(FLAGS_check_rss)) {
     if (warm_memory.value("memory_recovery_runs", std::string("0")) == "0") {
       rss_check = "skipped: memory recovery had not run by the end of the warm-up (run longer)";
-    } else if (static_cast<double>(idle.rss_kib) > rss_limit) {
+    } else if (static_cast<double>(idle.rss_kb) > rss_limit) {
       rss_check = "failed";
-      anomalies.add(absl::StrCat("RSS ", idle.rss_kib, " KiB idle after the load, over ",
-                                 static_cast<uint64_t>(rss_limit), " (warm-up ", warm.rss_kib,
+      anomalies.add(absl::StrCat("RSS ", idle.rss_kb, " KiB idle after the load, over ",
+                                 static_cast<uint64_t>(rss_limit), " (warm-up ", warm.rss_kb,
                                  " KiB + ", absl::GetFlag(FLAGS_rss_tolerance_percent), "%)"));
     } else {
       rss_check = "passed";

@@ -195,12 +195,16 @@ void Worker::check(const Request& request, const server::protocol::Response& res
   if (request.op != Op::kGet) model.write(request.value, verdict.outcome);
 }
 
+void Worker::unanswered(const Request& r) {
+  tally_.dropped_unanswered.fetch_add(1, std::memory_order_relaxed);
+  if (r.durable) tally_.dropped_durable_unanswered.fetch_add(1, std::memory_order_relaxed);
+  if (r.op != Op::kGet) keys_[r.key].write(r.value, Outcome::kInDoubt);
+}
+
 void Worker::abandon(const std::vector<Request>& requests, size_t first) {
   for (size_t i = first; i < requests.size(); ++i) {
     const Request& r = requests[i];
-    tally_.dropped_unanswered.fetch_add(1, std::memory_order_relaxed);
-    if (r.durable) tally_.dropped_durable_unanswered.fetch_add(1, std::memory_order_relaxed);
-    if (r.op != Op::kGet) keys_[r.key].write(r.value, Outcome::kInDoubt);
+    unanswered(r);
     if (!keys_[r.key].retired) ++retired_;
     keys_[r.key].retired = true;
   }
@@ -228,11 +232,7 @@ void Worker::dropGracefully(const std::vector<Request>& requests) {
     anomalies_.add(absl::StrCat("worker ", index_,
                                 ": the server kept a half-closed connection open for 60 s"));
   }
-  for (const Request& r : requests) {
-    tally_.dropped_unanswered.fetch_add(1, std::memory_order_relaxed);
-    if (r.durable) tally_.dropped_durable_unanswered.fetch_add(1, std::memory_order_relaxed);
-    if (r.op != Op::kGet) keys_[r.key].write(r.value, Outcome::kInDoubt);
-  }
+  for (const Request& r : requests) unanswered(r);
   client_.reset();
 }
 

@@ -58,6 +58,8 @@ class Worker {
   uint16_t vbucketOf(int key) const;
   bool connect();
   void batch();
+  // A request that gets no answer: counted, and a write is in doubt.
+  void unanswered(const Request& request);
   // The requests from `first` on get no answer: in doubt, keys retired.
   void abandon(const std::vector<Request>& requests, size_t first);
   // End of stream, then wait for the server to close: in doubt, keys kept.
