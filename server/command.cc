@@ -59,6 +59,20 @@ void answerJson(CommandContext& context, protocol::Status status, std::string_vi
                                          .value = json});
 }
 
+vbucket::VBucketState vbucketStateFor(protocol::VbucketState state) noexcept {
+  switch (state) {
+    case protocol::VbucketState::kActive:
+      return vbucket::VBucketState::kActive;
+    case protocol::VbucketState::kReplica:
+      return vbucket::VBucketState::kReplica;
+    case protocol::VbucketState::kPending:
+      return vbucket::VBucketState::kPending;
+    case protocol::VbucketState::kDead:
+      break;
+  }
+  return vbucket::VBucketState::kDead;
+}
+
 Bucket* currentBucket(const CommandContext& context) {
   // The dispatcher has already refused a command that needs authentication
   // on a connection that has none (when the server has users), so the

@@ -111,6 +111,9 @@ uint32_t unixNow() noexcept;
 // (memcached's rule, which kv_engine keeps).
 uint32_t absoluteExpiry(uint32_t wire_expiry, uint32_t now) noexcept;
 
+// The vbucket layer's state for a wire state (SET_VBUCKET, GET_ALL_VB_SEQNOS).
+vbucket::VBucketState vbucketStateFor(protocol::VbucketState state) noexcept;
+
 // Helpers the families share. Each appends one error answer to `out`.
 
 // Success (or `status`) with `json` as the value, datatype JSON: the error

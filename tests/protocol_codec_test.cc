@@ -217,6 +217,43 @@ TEST_F(CodecTest, DcpOpenProducer) {
   EXPECT_EQ(r.extras.substr(0, 4), bytesOf({0, 0, 0, 0}));
 }
 
+TEST_F(CodecTest, GetAllVbSeqnosWithAndWithoutAState) {
+  std::string bytes;
+  appendGetAllVbSeqnos(bytes, 9, std::nullopt);
+  EXPECT_EQ(bytes.size(), size_t{24});
+  Request r = parseOk(bytes).request;
+  EXPECT_EQ(r.opcode, Opcode::kGetAllVbSeqnos);
+  EXPECT_EQ(r.vbucket_state_filter, 0u);
+  for (uint32_t state = 0; state <= 4; ++state) {
+    bytes.clear();
+    appendGetAllVbSeqnos(bytes, 9, state);
+    EXPECT_EQ(bytes[4], 4);  // four bytes of extras
+    EXPECT_EQ(parseOk(bytes).request.vbucket_state_filter, state);
+  }
+  bytes.clear();
+  appendGetAllVbSeqnos(bytes, 9, 5);
+  const ParseResult refused = parse(bytes);
+  EXPECT_EQ(refused.status, Status::kEinval);
+  EXPECT_THAT(refused.message, HasSubstr("state 5"));
+}
+
+// The answer's example in kv_engine's docs/dcp/documentation/commands/get_seqno.md:
+// four vbuckets, 10 bytes each.
+TEST(VbSeqnos, TheDocumentedAnswerParses) {
+  const std::string value =
+      bytesOf({0x00, 0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x54, 0x32, 0x00, 0x0d, 0x00, 0x00,
+               0x00, 0x00, 0x01, 0x34, 0x32, 0x14, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+               0x00, 0x04, 0x02, 0xd0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x65, 0x24});
+  const auto entries = parseVbSeqnos(value);
+  ASSERT_TRUE(entries);
+  const std::vector<VbSeqno> expected{{10, 21554}, {13, 20197908}, {127, 4}, {720, 25892}};
+  EXPECT_EQ(*entries, expected);
+  std::string encoded;
+  for (const VbSeqno& entry : expected) appendVbSeqno(encoded, entry);
+  EXPECT_EQ(encoded, value);
+  EXPECT_FALSE(parseVbSeqnos(value.substr(0, 15))) << "half an entry";
+}
+
 TEST_F(CodecTest, ReorderAndTracingFramesAreAcceptedAndIgnored) {
   std::string frames;
   appendFrameInfo(frames, static_cast<uint16_t>(FrameId::kReorder), "");

@@ -103,6 +103,60 @@ TEST(ServerDurability, CommitsWhenAnExternalReplicaAcksOverDcp) {
   EXPECT_EQ(statValue(observer, "durability", "sync_writes_committed"), 1);
 }
 
+// GET_ALL_VB_SEQNOS tells a replica that is not streamed the prepares which
+// seqno it may acknowledge: after a durable SET the vbucket's high seqno is
+// its prepare, acking exactly that commits it, and the commit moves it on.
+TEST(ServerDurability, AllVbSeqnosNameThePrepareAReplicaAcks) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
+  auto writer = server.connect();
+  auto replica = server.connect();
+  ASSERT_EQ(replica.dcpOpen("replica1")->status, Status::kSuccess);
+
+  auto before = replica.allVbSeqnos();
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_FALSE(before->empty());
+  for (size_t i = 0; i < before->size(); ++i) {
+    EXPECT_EQ((*before)[i].vbucket, i) << "every vbucket, in order";
+    EXPECT_EQ((*before)[i].seqno, 0u);
+  }
+  const size_t vbuckets = before->size();
+
+  const auto opaques = pipelineDurableSets(writer, 5, 1, std::nullopt);
+  uint64_t prepare = 0;
+  ASSERT_TRUE(eventually([&] {
+    auto now = replica.allVbSeqnos();
+    prepare = now.ok() ? (*now)[5].seqno : 0;
+    return prepare != 0;
+  }));
+  EXPECT_EQ(prepare, 1u);
+  ASSERT_TRUE(replica.seqnoAck(5, prepare).ok());
+  auto answer = writer.readResponse();
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->opaque, opaques[0]);
+  EXPECT_EQ(answer->status, Status::kSuccess) << answer->errorContext();
+  EXPECT_EQ((*replica.allVbSeqnos())[5].seqno, 2u) << "the commit";
+
+  // A state filter: 0 is every vbucket not dead; 1..4 one state.
+  ASSERT_EQ(writer.setVbucketState(6, protocol::VbucketState::kReplica)->status, Status::kSuccess);
+  ASSERT_EQ(writer.setVbucketState(7, protocol::VbucketState::kDead)->status, Status::kSuccess);
+  auto replicas = replica.allVbSeqnos(2);
+  ASSERT_TRUE(replicas.ok()) << replicas.status();
+  EXPECT_EQ(*replicas, (std::vector<protocol::VbSeqno>{{6, 0}}));
+  auto dead = replica.allVbSeqnos(4);
+  ASSERT_TRUE(dead.ok());
+  EXPECT_EQ(*dead, (std::vector<protocol::VbSeqno>{{7, 0}}));
+  EXPECT_EQ(replica.allVbSeqnos(0)->size(), vbuckets - 1);
+  EXPECT_EQ(replica.allVbSeqnos()->size(), vbuckets - 1);
+  EXPECT_EQ(replica.allVbSeqnos(1)->size(), vbuckets - 2);
+
+  // An unknown state is refused, and the connection goes on.
+  auto refused = replica.allVbSeqnos(5);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("state 5"), std::string::npos) << refused.status();
+  EXPECT_TRUE(replica.noop().ok());
+}
+
 class ServerTimeoutTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ServerTimeoutTest, AnswersAmbiguousAfterTheRequestedTimeoutWithASilentReplica) {

@@ -14,20 +14,6 @@ namespace {
 using protocol::Opcode;
 using protocol::Status;
 
-vbucket::VBucketState stateFor(protocol::VbucketState state) {
-  switch (state) {
-    case protocol::VbucketState::kActive:
-      return vbucket::VBucketState::kActive;
-    case protocol::VbucketState::kReplica:
-      return vbucket::VBucketState::kReplica;
-    case protocol::VbucketState::kPending:
-      return vbucket::VBucketState::kPending;
-    case protocol::VbucketState::kDead:
-      break;
-  }
-  return vbucket::VBucketState::kDead;
-}
-
 Disposition stat(CommandContext& context) {
   const protocol::Request& request = context.request;
   auto stats = collectStats(context.server, currentBucket(context), request.key);
@@ -71,7 +57,7 @@ Disposition setVbucket(CommandContext& context) {
     return Disposition::kAnswered;
   }
   // Listeners run here: leaving active answers the vbucket's SyncWrites ambiguous.
-  vb->setState(stateFor(request.vbucket_state));
+  vb->setState(vbucketStateFor(request.vbucket_state));
   bucket->configChanged();
   protocol::appendStatusResponse(context.out, request.opcode, Status::kSuccess, request.opaque);
   return Disposition::kAnswered;

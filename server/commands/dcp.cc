@@ -1,6 +1,7 @@
 // DCP_OPEN, DCP_SEQNO_ACKNOWLEDGED: an external replica's side of a producer
 // stream, reduced to what durability needs (the replica says which prepares
-// it holds).
+// it holds). GET_ALL_VB_SEQNOS: where each vbucket's stream stands — for a
+// replica that is not streamed the prepares, the seqnos it may acknowledge.
 //
 // DCP_SEQNO_ACKNOWLEDGED answers nothing on success, as kv_engine's producer
 // does (docs/dcp/documentation/commands/seqno-acknowledged.md), only its
@@ -58,11 +59,39 @@ Disposition seqnoAcknowledged(CommandContext& context) {
   return Disposition::kAnswered;
 }
 
+// Every vbucket of the selected bucket in the asked state, sorted by id, with
+// its high seqno: the last seqno queued — mutation, prepare, commit or abort.
+// The high seqno is read after the state, without a lock across both: a
+// vbucket that changes state meanwhile is reported as it was, as any answer
+// about a moving vbucket is.
+Disposition getAllVbSeqnos(CommandContext& context) {
+  const protocol::Request& request = context.request;
+  Bucket* bucket = selectedBucket(context);
+  if (bucket == nullptr) return Disposition::kAnswered;
+  const uint32_t filter = request.vbucket_state_filter;
+  std::string value;
+  const vbucket::VBucketMap& vbuckets = bucket->vbuckets();
+  for (size_t id = 0; id < vbuckets.size(); ++id) {
+    const vbucket::VBucket& vb = vbuckets.at(static_cast<vbucket::Vbid>(id));
+    const vbucket::VBucketState state = vb.state();
+    const bool wanted = filter == 0
+                            ? state != vbucket::VBucketState::kDead
+                            : state == vbucketStateFor(static_cast<protocol::VbucketState>(filter));
+    if (wanted) protocol::appendVbSeqno(value, {static_cast<uint16_t>(id), vb.highSeqno()});
+  }
+  protocol::appendResponse(context.out, {.opcode = request.opcode,
+                                         .status = Status::kSuccess,
+                                         .opaque = request.opaque,
+                                         .value = value});
+  return Disposition::kAnswered;
+}
+
 }  // namespace
 
 void addDcpCommands(CommandTable& table) {
   table[static_cast<uint8_t>(Opcode::kDcpOpen)] = {&dcpOpen};
   table[static_cast<uint8_t>(Opcode::kDcpSeqnoAcknowledged)] = {&seqnoAcknowledged};
+  table[static_cast<uint8_t>(Opcode::kGetAllVbSeqnos)] = {&getAllVbSeqnos};
 }
 
 }  // namespace syncwrite::server::commands

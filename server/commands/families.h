@@ -21,7 +21,8 @@ void addSessionCommands(CommandTable& table);
 // STAT, SET_PARAM, SET_VBUCKET, FLUSH, FLUSHQ: what an operator or test harness asks
 // (admin.cc).
 void addAdminCommands(CommandTable& table);
-// DCP_OPEN, DCP_SEQNO_ACKNOWLEDGED: an external replica (dcp.cc).
+// DCP_OPEN, DCP_SEQNO_ACKNOWLEDGED, GET_ALL_VB_SEQNOS: an external replica
+// (dcp.cc).
 void addDcpCommands(CommandTable& table);
 // SASL_LIST_MECHS, SASL_AUTH, SASL_STEP (auth.cc).
 void addAuthCommands(CommandTable& table);

@@ -396,6 +396,23 @@ absl::StatusOr<Response> Client::dcpOpen(std::string_view name, uint32_t flags) 
   return call([&](std::string& out, uint32_t opaque) { appendDcpOpen(out, opaque, name, flags); });
 }
 
+absl::StatusOr<std::vector<VbSeqno>> Client::allVbSeqnos(std::optional<uint32_t> state) {
+  absl::StatusOr<Response> response =
+      call([&](std::string& out, uint32_t opaque) { appendGetAllVbSeqnos(out, opaque, state); });
+  if (!response.ok()) return response.status();
+  if (!response->ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("GET_ALL_VB_SEQNOS refused: ", std::string(toString(response->status)), " ",
+                     response->errorContext()));
+  }
+  auto entries = parseVbSeqnos(response->value);
+  if (!entries) {
+    return absl::DataLossError(absl::StrCat("GET_ALL_VB_SEQNOS answered ", response->value.size(),
+                                            " bytes, not whole 10-byte entries"));
+  }
+  return std::move(*entries);
+}
+
 absl::Status Client::seqnoAck(uint16_t vbucket, uint64_t prepared_seqno) {
   std::string bytes;
   appendSeqnoAcknowledged(bytes, nextOpaque(), vbucket, prepared_seqno);

@@ -151,6 +151,12 @@ class Client {
   // takeStrayResponses() or a readResponse().
   absl::Status seqnoAck(uint16_t vbucket, uint64_t prepared_seqno);
 
+  // GET_ALL_VB_SEQNOS: every vbucket's high seqno (state nullopt: those not
+  // dead; else 0 alive or a VbucketState's value). kFailedPrecondition with the
+  // status name and error context when refused; kDataLoss for a value that is
+  // not whole entries.
+  absl::StatusOr<std::vector<VbSeqno>> allVbSeqnos(std::optional<uint32_t> state = std::nullopt);
+
   // QUIT: sends it and waits for the answer; the server then closes.
   absl::StatusOr<Response> quit();
 

@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "server/protocol/byte_order.h"
+
 namespace syncwrite::server::protocol {
 
 namespace {
@@ -42,6 +44,21 @@ std::string_view toString(VbucketState state) noexcept {
     if (s == state) return spelling;
   }
   return "invalid";
+}
+
+void appendVbSeqno(std::string& out, VbSeqno entry) {
+  wire::append16(out, entry.vbucket);
+  wire::append64(out, entry.seqno);
+}
+
+std::optional<std::vector<VbSeqno>> parseVbSeqnos(std::string_view value) {
+  if (value.size() % kVbSeqnoSize != 0) return std::nullopt;
+  std::vector<VbSeqno> entries;
+  entries.reserve(value.size() / kVbSeqnoSize);
+  for (size_t at = 0; at < value.size(); at += kVbSeqnoSize) {
+    entries.push_back({wire::load16(value, at), wire::load64(value, at + 2)});
+  }
+  return entries;
 }
 
 }  // namespace syncwrite::server::protocol

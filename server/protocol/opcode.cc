@@ -78,6 +78,8 @@ std::string_view toString(Opcode opcode) noexcept {
       return "GET_ERROR_MAP";
     case Opcode::kSetVbucket:
       return "SET_VBUCKET";
+    case Opcode::kGetAllVbSeqnos:
+      return "GET_ALL_VB_SEQNOS";
     case Opcode::kDcpOpen:
       return "DCP_OPEN";
     case Opcode::kDcpSeqnoAcknowledged:

@@ -56,6 +56,7 @@ enum class Opcode : uint8_t {
   kSaslAuth = 0x21,
   kSaslStep = 0x22,
   kSetVbucket = 0x3d,
+  kGetAllVbSeqnos = 0x48,
   kDcpOpen = 0x50,
   kDcpSeqnoAcknowledged = 0x61,
   kSetParam = 0x82,

@@ -70,6 +70,8 @@ Shape shapeOf(Opcode opcode) {
       return {8, -1, Need::kRequired, Need::kAny};
     case Opcode::kDcpSeqnoAcknowledged:
       return {8, -1, Need::kNone, Need::kNone};
+    case Opcode::kGetAllVbSeqnos:
+      return {0, 4, Need::kNone, Need::kNone};
     case Opcode::kTouch:
     case Opcode::kGat:
       return {4, -1, Need::kRequired, Need::kNone};
@@ -308,6 +310,20 @@ ParseResult parseRequest(const Packet& packet) {
       break;
     case Opcode::kDcpSeqnoAcknowledged:
       r.prepared_seqno = wire::load64(packet.extras, 0);
+      break;
+    case Opcode::kGetAllVbSeqnos:
+      if (packet.extras.size() == 4) {
+        // kv_engine's docs/dcp/documentation/commands/get_seqno.md: 0 alive
+        // (active, replica and pending), then SET_VBUCKET's 1..4.
+        const uint32_t state = wire::load32(packet.extras, 0);
+        if (state != 0 && !vbucketStateFromWire(state)) {
+          return refuse(result, Status::kEinval,
+                        absl::StrCat("GET_ALL_VB_SEQNOS state ", state,
+                                     " is not one of 0 alive, 1 active, 2 replica, 3 pending, "
+                                     "4 dead"));
+        }
+        r.vbucket_state_filter = state;
+      }
       break;
     default:
       break;

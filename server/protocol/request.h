@@ -82,8 +82,11 @@ struct Request {
   VbucketState vbucket_state = VbucketState::kDead;  // SET_VBUCKET
   uint32_t dcp_flags = 0;                            // DCP_OPEN
   uint64_t prepared_seqno = 0;                       // DCP_SEQNO_ACKNOWLEDGED
-  uint64_t delta = 0;                                // INCREMENT/DECREMENT
-  uint64_t initial = 0;                              // INCREMENT/DECREMENT
+  // GET_ALL_VB_SEQNOS: 0 (no extras) every vbucket but the dead ones, or
+  // 1..4 (VbucketState) the vbuckets in that state.
+  uint32_t vbucket_state_filter = 0;
+  uint64_t delta = 0;    // INCREMENT/DECREMENT
+  uint64_t initial = 0;  // INCREMENT/DECREMENT
 };
 
 struct ParseResult {

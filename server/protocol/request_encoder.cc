@@ -122,4 +122,10 @@ void appendSeqnoAcknowledged(std::string& out, uint32_t opaque, uint16_t vbucket
                       .extras = extras});
 }
 
+void appendGetAllVbSeqnos(std::string& out, uint32_t opaque, std::optional<uint32_t> state) {
+  std::string extras;
+  if (state) wire::append32(extras, *state);
+  appendRequest(out, {.opcode = Opcode::kGetAllVbSeqnos, .opaque = opaque, .extras = extras});
+}
+
 }  // namespace syncwrite::server::protocol

@@ -96,4 +96,8 @@ void appendDcpOpen(std::string& out, uint32_t opaque, std::string_view name,
 void appendSeqnoAcknowledged(std::string& out, uint32_t opaque, uint16_t vbucket,
                              uint64_t prepared_seqno);
 
+// GET_ALL_VB_SEQNOS: no extras (every vbucket not dead), or 4-byte extras =
+// `state` (0 alive, 1..4 one VbucketState).
+void appendGetAllVbSeqnos(std::string& out, uint32_t opaque, std::optional<uint32_t> state);
+
 }  // namespace syncwrite::server::protocol

@@ -82,7 +82,8 @@ void checkSame(const protocol::Request& a, const protocol::Request& b) {
   FUZZ_CHECK(a.durability == b.durability, "durability requirement changed");
   FUZZ_CHECK(a.flags == b.flags && a.expiry == b.expiry && a.param_type == b.param_type &&
                  a.vbucket_state == b.vbucket_state && a.dcp_flags == b.dcp_flags &&
-                 a.prepared_seqno == b.prepared_seqno && a.delta == b.delta &&
+                 a.prepared_seqno == b.prepared_seqno &&
+                 a.vbucket_state_filter == b.vbucket_state_filter && a.delta == b.delta &&
                  a.initial == b.initial,
              "decoded extras changed");
 }
