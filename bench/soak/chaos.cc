@@ -9,11 +9,12 @@ namespace syncwrite::bench::soak {
 using server::protocol::Status;
 using server::protocol::VbucketState;
 
-Chaos::Chaos(uint16_t port, int vbuckets, std::vector<Worker*> workers, uint64_t seed,
-             Anomalies& anomalies)
+Chaos::Chaos(uint16_t port, int vbuckets, std::vector<Worker*> workers, DcpReplica& replica2,
+             uint64_t seed, Anomalies& anomalies)
     : port_(port),
       vbuckets_(vbuckets),
       workers_(std::move(workers)),
+      replica2_(replica2),
       anomalies_(anomalies),
       random_(seed) {}
 
@@ -66,7 +67,7 @@ void Chaos::run(const std::atomic<bool>& stop) {
     return;
   }
   admin_.emplace(std::move(*admin));
-  std::uniform_int_distribution<int> action_of(0, 7);
+  std::uniform_int_distribution<int> action_of(0, 9);
   std::uniform_int_distribution<int> pause_ms(20, 200);
   std::uniform_int_distribution<int> interval_of(5, 100);
   std::uniform_int_distribution<int> vbucket_of(0, vbuckets_ - 1);
@@ -77,6 +78,11 @@ void Chaos::run(const std::atomic<bool>& stop) {
     if (paused_since_ && now - *paused_since_ > std::chrono::milliseconds(800)) {
       if (setParam("simulated_replicas_paused", "")) ++counts_["replica_resumed"];
       paused_since_.reset();
+    }
+    if (replica2_paused_since_ && now - *replica2_paused_since_ > std::chrono::milliseconds(800)) {
+      replica2_.setPaused(false);
+      ++counts_["replica2_resumed"];
+      replica2_paused_since_.reset();
     }
     if (stalled_since_ && now - *stalled_since_ > std::chrono::milliseconds(1000)) {
       if (setParam("simulated_flusher_paused", "false")) ++counts_["flusher_resumed"];
@@ -126,6 +132,17 @@ void Chaos::run(const std::atomic<bool>& stop) {
         junk();
         ++counts_["junk_connection"];
         break;
+      case 7:
+        if (!replica2_paused_since_) {
+          replica2_.setPaused(true);
+          replica2_paused_since_ = now;
+          ++counts_["replica2_paused"];
+        }
+        break;
+      case 8:
+        replica2_.requestDrop();
+        ++counts_["replica2_connection_dropped"];
+        break;
       default:  // a quiet turn
         break;
     }
@@ -140,6 +157,7 @@ void Chaos::restore() {
   if (!admin_) return;
   setParam("simulated_replicas_paused", "");
   setParam("simulated_flusher_paused", "false");
+  replica2_.setPaused(false);
   for (uint16_t vbucket : replica_vbuckets_) setActive(vbucket, true);
   replica_vbuckets_.clear();
   admin_.reset();

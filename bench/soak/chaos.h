@@ -2,8 +2,9 @@
 //
 // Every 20..200 ms it does one of: pause the simulated replica (for at most
 // 800 ms, so some writes time out and the others commit when it resumes, in
-// order); stall the simulated flusher (at most 1 s: the persist levels wait,
-// the log behind it grows); switch durability_timeout_mode; set
+// order, or when the external replica acks them); pause the external replica
+// (dcp_replica.h; at most 800 ms) or drop its connection; stall the simulated flusher (at most 1 s:
+// the persist levels wait, the log behind it grows); switch durability_timeout_mode; set
 // durability_timeout_task_interval to 5..100 ms; make one vbucket a replica
 // (its SyncWrites are answered ambiguous and its requests NotMyVbucket) and
 // back to active on a later turn; drop a worker's connection with its batch
@@ -22,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/soak/dcp_replica.h"
 #include "bench/soak/tally.h"
 #include "bench/soak/worker.h"
 #include "server/protocol/client.h"
@@ -30,11 +32,11 @@ namespace syncwrite::bench::soak {
 
 class Chaos {
  public:
-  Chaos(uint16_t port, int vbuckets, std::vector<Worker*> workers, uint64_t seed,
-        Anomalies& anomalies);
+  Chaos(uint16_t port, int vbuckets, std::vector<Worker*> workers, DcpReplica& replica2,
+        uint64_t seed, Anomalies& anomalies);
 
   void run(const std::atomic<bool>& stop);
-  // After run(): replica and flusher running, every vbucket active; then
+  // After run(): replicas and flusher running, every vbucket active; then
   // closes the admin connection.
   void restore();
   // Faults injected, by kind.
@@ -48,10 +50,12 @@ class Chaos {
   const uint16_t port_;
   const int vbuckets_;
   const std::vector<Worker*> workers_;
+  DcpReplica& replica2_;
   Anomalies& anomalies_;
   std::mt19937_64 random_;
   std::optional<server::protocol::Client> admin_;
   std::optional<std::chrono::steady_clock::time_point> paused_since_;
+  std::optional<std::chrono::steady_clock::time_point> replica2_paused_since_;
   std::optional<std::chrono::steady_clock::time_point> stalled_since_;
   bool polling_ = false;
   std::vector<uint16_t> replica_vbuckets_;

@@ -1,11 +1,12 @@
 // soak: a chaos soak against the real syncwrite-server (issue 18).
 //
 // Starts the server from its own config (one bucket of --vbuckets vbuckets and
-// an 8 MiB quota, one simulated replica acking within a few ms, the simulated
-// flusher), then for
+// an 8 MiB quota, one simulated replica acking within a few ms, an external
+// replica acking over DCP (dcp_replica.h), the simulated flusher), then for
 // --duration_s runs --workers connections (worker.h: batches of reads and
 // writes on their own keys, half the writes durable, checked as they are
-// answered) beside the chaos thread (chaos.h: replica pauses, flusher
+// answered) and the external replica, beside the chaos thread (chaos.h:
+// pauses of either replica, the external one's connection dropped, flusher
 // stalls, timeout mode and interval changes, vbuckets made replica and
 // active, dropped connections, junk). Then it checks:
 //  - every SyncWrite in flight resolves once the faults are healed;
@@ -44,6 +45,7 @@
 #include "bench/idle_cpu/server_process.h"
 #include "bench/mcbp_load/server_sample.h"
 #include "bench/soak/chaos.h"
+#include "bench/soak/dcp_replica.h"
 #include "bench/soak/tally.h"
 #include "bench/soak/worker.h"
 #include "server/parse_number.h"
@@ -221,7 +223,7 @@ int Main(int argc, char** argv) {
           {"max_size", 8 << 20},
           {"durability_timeout_task_interval", 20},
           {"flush_delay_ms", 2},
-          {"replicas", {"replica1"}},
+          {"replicas", {"replica1", DcpReplica::kName}},
           {"simulated_replicas", {{"replica1", {{"ack_delay_ms", 1}, {"ack_jitter_ms", 5}}}}}}}}}};
   std::ofstream(dir / "config.json") << config.dump(2);
   auto process = ServerProcess::Start(server_binary, dir / "config.json", dir / "port",
@@ -253,12 +255,14 @@ int Main(int argc, char** argv) {
         static_cast<int>(vbuckets), seed + 1 + i, tally, anomalies));
     raw.push_back(workers.back().get());
   }
-  Chaos chaos(port, static_cast<int>(vbuckets), raw, seed, anomalies);
+  DcpReplica replica2(port, seed + workers_n + 1, anomalies);
+  Chaos chaos(port, static_cast<int>(vbuckets), raw, replica2, seed, anomalies);
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
-  threads.reserve(workers.size() + 1);
+  threads.reserve(workers.size() + 2);
   const auto started = std::chrono::steady_clock::now();
   for (auto& worker : workers) threads.emplace_back([&stop, w = worker.get()] { w->run(stop); });
+  threads.emplace_back([&] { replica2.run(stop); });
   threads.emplace_back([&] { chaos.run(stop); });
 
   std::this_thread::sleep_for(std::chrono::duration<double>(warmup_s));
@@ -353,6 +357,7 @@ int Main(int argc, char** argv) {
       {"bucket_resolved",
        {{"committed", committed}, {"aborted_timeout", aborted}, {"ambiguous_other", other}}},
       {"faults", chaos.counts()},
+      {"replica2", replica2.counts()},
       {"server", {{"before", toJson(before)}, {"warm", toJson(warm)}, {"idle", toJson(idle)}}},
       {"rss_check", rss_check},
       {"memory_stats", {{"warm", warm_memory}, {"idle", idle_memory}}},
