@@ -133,9 +133,16 @@ bool ActiveDurabilityMonitor::seqnoAckReceived(const std::string& node, Seqno pr
                                                ResolvedWrites& resolved) {
   base::MutexLock lock(mutex_);
   if (closed_ || vb_.state() != vbucket::VBucketState::kActive) return false;
-  if (!acks_.seqnoAck(node, prepared_seqno)) return false;
+  // Every prepare up to the high seqno is tracked (or resolved) by now: it is
+  // queued and tracked under mutex_. One queued later gets a higher seqno.
+  if (!acks_.seqnoAck(node, std::min(prepared_seqno, vb_.highSeqno()))) return false;
   commitSatisfiedLocked(resolved);
   return true;
+}
+
+Seqno ActiveDurabilityMonitor::ackedSeqno(const std::string& node) const {
+  base::MutexLock lock(mutex_);
+  return acks_.ackedSeqno(node);
 }
 
 void ActiveDurabilityMonitor::notifyLocalPersistence(Seqno persisted_seqno,

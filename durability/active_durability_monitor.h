@@ -146,9 +146,14 @@ class ActiveDurabilityMonitor {
                     ResolvedWrites& resolved);
 
   // A replica acknowledged prepares up to `prepared_seqno`; commits what
-  // that satisfies. False when `node` is not a replica of the topology or the
+  // that satisfies. An ack beyond the vbucket's high seqno counts up to the
+  // high seqno only: it covers the prepares that exist, never one queued
+  // later (kv_engine's active monitor likewise advances a node over tracked
+  // writes only). False when `node` is not a replica of the topology or the
   // vbucket is not active. O(writes committed).
   bool seqnoAckReceived(const std::string& node, Seqno prepared_seqno, ResolvedWrites& resolved);
+  // What `node` has acknowledged, as counted (0: nothing, or not a replica).
+  Seqno ackedSeqno(const std::string& node) const;
 
   // This node persisted the vbucket up to `persisted_seqno`.
   void notifyLocalPersistence(Seqno persisted_seqno, ResolvedWrites& resolved);

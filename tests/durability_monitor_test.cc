@@ -103,6 +103,21 @@ TEST_F(MonitorTest, AnAckBelowThePrepareCommitsNothing) {
   EXPECT_EQ(resolvedTags(), (std::vector<std::string>{"a", "b"}));
 }
 
+// A replica acks the prepares it holds: an ack naming a seqno the vbucket has
+// not reached covers only what exists, not the prepares queued later (as
+// kv_engine's active monitor advances a node only over tracked writes).
+TEST_F(MonitorTest, AnAckBeyondTheHighSeqnoCoversNoLaterPrepare) {
+  write("a");  // seqno 1
+  ack(100);
+  EXPECT_EQ(resolvedTags(), std::vector<std::string>{"a"});
+  EXPECT_EQ(monitor_.ackedSeqno("replica1"), 1u) << "held to the high seqno when it came";
+  const WriteResult b = write("b");  // seqno 3, after a's commit
+  ASSERT_EQ(b.status, WriteStatus::kPending);
+  EXPECT_EQ(resolvedTags(), std::vector<std::string>{"a"}) << "b was never acknowledged";
+  ack(b.seqno);
+  EXPECT_EQ(resolvedTags(), (std::vector<std::string>{"a", "b"}));
+}
+
 TEST_F(MonitorTest, AnAckFromANodeOutsideTheTopologyIsRefused) {
   write("k");
   ResolvedWrites resolved;
