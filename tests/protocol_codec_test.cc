@@ -235,6 +235,12 @@ TEST_F(CodecTest, GetAllVbSeqnosWithAndWithoutAState) {
   const ParseResult refused = parse(bytes);
   EXPECT_EQ(refused.status, Status::kEinval);
   EXPECT_THAT(refused.message, HasSubstr("state 5"));
+  // kv_engine's 8-byte form adds a collection id: no collections here.
+  bytes.clear();
+  appendRequest(bytes, {.opcode = Opcode::kGetAllVbSeqnos,
+                        .opaque = 9,
+                        .extras = bytesOf({0, 0, 0, 1, 0, 0, 0, 8})});
+  EXPECT_EQ(parse(bytes).status, Status::kEinval);
 }
 
 // The answer's example in kv_engine's docs/dcp/documentation/commands/get_seqno.md:
