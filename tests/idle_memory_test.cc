@@ -98,25 +98,40 @@ TEST(IdleMemory, AnIdleVBucketHoldsItsObjectAndOneCheckpoint) {
   EXPECT_EQ(bytes, 598040) << "update the figure in vbucket/vbucket_map.h";
 }
 
+// A bucket's vbuckets (kVBuckets, active), configured for the timeout mode of
+// the parameter, with an executor pool and a manual clock: what the
+// durability layer's counts below start from.
+class DurabilityMemory : public ::testing::TestWithParam<durability::TimeoutMode> {
+ protected:
+  static bool load(config::Configuration& config, durability::TimeoutMode mode) {
+    return config
+        .loadJson({{"max_vbuckets", kVBuckets},
+                   {"durability_timeout_mode", std::string(durability::toString(mode))}})
+        .ok();
+  }
+
+  config::Configuration config_{config::Scope::kBucket};
+  const bool loaded_ = load(config_, GetParam());
+  vbucket::VBucketMap map_{config_, vbucket::VBucketState::kActive};
+  executor::ExecutorPool pool_{2};
+  clock::ManualClock clock_;
+};
+
+std::string modeName(const ::testing::TestParamInfo<durability::TimeoutMode>& info) {
+  return info.param == durability::TimeoutMode::kEventDriven ? "EventDriven" : "Polling";
+}
+
 // durability/bucket_durability.h quotes these figures: what durability adds
 // to each idle active vbucket, in each timeout mode.
-class IdleDurabilityMemory : public ::testing::TestWithParam<durability::TimeoutMode> {};
+class IdleDurabilityMemory : public DurabilityMemory {};
 
 TEST_P(IdleDurabilityMemory, PerActiveVBucket) {
-  config::Configuration config(config::Scope::kBucket);
-  ASSERT_TRUE(
-      config
-          .loadJson({{"max_vbuckets", kVBuckets},
-                     {"durability_timeout_mode", std::string(durability::toString(GetParam()))}})
-          .ok());
-  vbucket::VBucketMap map(config, vbucket::VBucketState::kActive);
-  executor::ExecutorPool pool(2);
-  clock::ManualClock clock;
+  ASSERT_TRUE(loaded_);
   std::unique_ptr<durability::BucketDurability> bucket;
   const int64_t bytes = liveBytesAdded([&] {
     bucket = std::make_unique<durability::BucketDurability>(
-        "idle", config, map, pool, durability::testing::chainOf({"replica1"}),
-        clock::ClockRef::of(clock));
+        "idle", config_, map_, pool_, durability::testing::chainOf({"replica1"}),
+        clock::ClockRef::of(clock_));
   });
   RecordProperty("durability_bytes_for_1024_idle_vbuckets", static_cast<int>(bytes));
   const int64_t expected = GetParam() == durability::TimeoutMode::kEventDriven ? 1289783 : 1289966;
@@ -127,11 +142,7 @@ TEST_P(IdleDurabilityMemory, PerActiveVBucket) {
 INSTANTIATE_TEST_SUITE_P(Modes, IdleDurabilityMemory,
                          ::testing::Values(durability::TimeoutMode::kEventDriven,
                                            durability::TimeoutMode::kPolling),
-                         [](const auto& info) {
-                           return info.param == durability::TimeoutMode::kEventDriven
-                                      ? std::string("EventDriven")
-                                      : std::string("Polling");
-                         });
+                         modeName);
 
 // A pending SyncWrite's cost in the durability layer (issue 23's "lean pending
 // writes"): 100 durable SETs per vbucket on 1024 vbuckets, a silent replica,
@@ -142,25 +153,17 @@ INSTANTIATE_TEST_SUITE_P(Modes, IdleDurabilityMemory,
 // checkpoint entry, the monitor's tracked write and key index, and whatever
 // else the path allocates. Issue 23 asks for at most 256 bytes per pending
 // write beyond its key and value; this pins where it stands.
-class PendingSyncWriteMemory : public ::testing::TestWithParam<durability::TimeoutMode> {};
+class PendingSyncWriteMemory : public DurabilityMemory {};
 
 TEST_P(PendingSyncWriteMemory, PerWriteBeyondKeyAndValue) {
   constexpr int kPerVBucket = 100;
   constexpr int64_t kWrites = int64_t{kPerVBucket} * kVBuckets;
   constexpr size_t kKeySize = 24;
   constexpr size_t kValueSize = 100;
-  config::Configuration config(config::Scope::kBucket);
-  ASSERT_TRUE(
-      config
-          .loadJson({{"max_vbuckets", kVBuckets},
-                     {"durability_timeout_mode", std::string(durability::toString(GetParam()))}})
-          .ok());
-  vbucket::VBucketMap map(config, vbucket::VBucketState::kActive);
-  executor::ExecutorPool pool(2);
-  clock::ManualClock clock;
-  durability::BucketDurability bucket("pending", config, map, pool,
+  ASSERT_TRUE(loaded_);
+  durability::BucketDurability bucket("pending", config_, map_, pool_,
                                       durability::testing::chainOf({"replica1"}),
-                                      clock::ClockRef::of(clock));
+                                      clock::ClockRef::of(clock_));
   // Answers per vbucket: the completion captures a pointer and an index, 16
   // bytes, as LateReply does.
   std::vector<int> answered(kVBuckets, 0);
@@ -203,11 +206,7 @@ TEST_P(PendingSyncWriteMemory, PerWriteBeyondKeyAndValue) {
 INSTANTIATE_TEST_SUITE_P(Modes, PendingSyncWriteMemory,
                          ::testing::Values(durability::TimeoutMode::kEventDriven,
                                            durability::TimeoutMode::kPolling),
-                         [](const auto& info) {
-                           return info.param == durability::TimeoutMode::kEventDriven
-                                      ? std::string("EventDriven")
-                                      : std::string("Polling");
-                         });
+                         modeName);
 
 }  // namespace
 }  // namespace syncwrite
