@@ -21,9 +21,7 @@ Resolution resolutionOf(const vbucket::Item& prepare, Vbid vbid) noexcept {
 
 // The key set's view of a key. Debian's Abseil has a string_view of its own,
 // which Abseil hashes itself; std::string_view would go through std::hash.
-absl::string_view keyView(const std::string& key) noexcept {
-  return absl::string_view(key.data(), key.size());
-}
+absl::string_view keyView(const std::string& key) noexcept { return {key.data(), key.size()}; }
 
 bool isKnownLevel(Level level) noexcept {
   return level == Level::kMajority || level == Level::kMajorityAndPersistOnMaster ||
@@ -92,15 +90,14 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest&& request, Completion&& 
   if (writes_.empty()) max_deadline_ = clock::TimePoint::min();
   const bool may_expire_behind = deadline < max_deadline_;
   max_deadline_ = std::max(max_deadline_, deadline);
-  const uint64_t ordinal = next_ordinal_++;
   TrackedWrite& tracked = writes_.emplace_back(TrackedWrite{
       vb_.checkpointManager().queuePrepare(std::move(request.key), std::move(request.value),
                                            request.cas, deleted, request.meta),
-      deadline, ordinal, level, /*answered=*/false, may_expire_behind, std::move(completion)});
-  const Seqno seqno = tracked.prepare->seqno;
-  keys_.insert(keyView(tracked.prepare->key));
+      deadline, level, /*answered=*/false, may_expire_behind, std::move(completion)});
+  const Seqno seqno = tracked.seqno();
+  keys_.insert(tracked.prepare.item.get());
   if (may_expire_behind) {
-    early_.push_back({deadline.time_since_epoch().count(), ordinal});
+    early_.push_back({deadline.time_since_epoch().count(), seqno});
     std::push_heap(early_.begin(), early_.end(), std::greater<>());
     ++early_live_;
   }
@@ -165,7 +162,7 @@ void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
     // as it is (no copy of the key or the value).
     r.resolution_seqno =
         vb_.checkpointManager().queueResolution(vbucket::QueueOp::kCommit, head.prepare);
-    keys_.erase(keyView(prepare.key));
+    keys_.erase(&prepare);
     if (prepare.deleted) {
       vb_.hashTable().erase(prepare.key);
     } else {
@@ -200,7 +197,7 @@ void ActiveDurabilityMonitor::processTimeout(clock::TimePoint now, ResolvedWrite
       resolved.add(std::move(head.completion), r);
     }
     ++counters_.aborted_timeout;
-    keys_.erase(keyView(head.prepare->key));
+    keys_.erase(head.prepare.item.get());
     popHeadLocked();
   }
   answerExpiredLocked(now, resolved);
@@ -211,7 +208,7 @@ void ActiveDurabilityMonitor::answerExpiredLocked(clock::TimePoint now, Resolved
   const clock::Duration::rep now_rep = now.time_since_epoch().count();
   for (const EarlyEntry* top = earlyTopLocked(); top != nullptr && top->deadline < now_rep;
        top = earlyTopLocked()) {
-    TrackedWrite& w = writes_[top->ordinal - writes_.front().ordinal];
+    TrackedWrite& w = writeWithSeqnoLocked(top->seqno);
     std::pop_heap(early_.begin(), early_.end(), std::greater<>());
     early_.pop_back();
     --early_live_;
@@ -227,13 +224,21 @@ void ActiveDurabilityMonitor::answerExpiredLocked(clock::TimePoint now, Resolved
 
 const ActiveDurabilityMonitor::EarlyEntry* ActiveDurabilityMonitor::earlyTopLocked() {
   while (!early_.empty()) {
-    if (!writes_.empty() && early_.front().ordinal >= writes_.front().ordinal) {
+    if (!writes_.empty() && early_.front().seqno >= writes_.front().seqno()) {
       return &early_.front();
     }
     std::pop_heap(early_.begin(), early_.end(), std::greater<>());  // its write has left
     early_.pop_back();
   }
   return nullptr;
+}
+
+ActiveDurabilityMonitor::TrackedWrite& ActiveDurabilityMonitor::writeWithSeqnoLocked(Seqno seqno) {
+  // Present: an entry is stale only below the head's seqno (earlyTopLocked).
+  const auto it = std::lower_bound(
+      writes_.begin(), writes_.end(), seqno,
+      [](const TrackedWrite& w, Seqno wanted) noexcept { return w.seqno() < wanted; });
+  return *it;
 }
 
 void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
@@ -276,7 +281,7 @@ void ActiveDurabilityMonitor::setDeadlineListener(DeadlineListener* listener) {
 }
 
 // The caller has erased the head's key (before a commit moves the item the
-// key view points into).
+// key set points to).
 void ActiveDurabilityMonitor::popHeadLocked() {
   if (writes_.front().in_heap) --early_live_;
   writes_.pop_front();
@@ -288,8 +293,8 @@ void ActiveDurabilityMonitor::popHeadLocked() {
   // Rebuilt once stale entries outnumber the live ones: O(1) amortised per
   // write that left, and the heap stays at most twice the writes in it.
   if (early_.size() > 2 * early_live_ + 16) {
-    const uint64_t front = writes_.front().ordinal;
-    std::erase_if(early_, [front](const EarlyEntry& e) { return e.ordinal < front; });
+    const Seqno front = writes_.front().seqno();
+    std::erase_if(early_, [front](const EarlyEntry& e) { return e.seqno < front; });
     std::make_heap(early_.begin(), early_.end(), std::greater<>());
   }
 }

@@ -26,7 +26,8 @@
 // to a ResolvedWrites under the lock; the caller notifies them after it.
 //
 // Keys: a key with a write in flight refuses another (kSyncWriteInProgress),
-// plain or durable — a set of string views into the tracked prepares.
+// plain or durable — a set of the tracked prepares, hashed and compared by
+// key (8 bytes a slot, where views of the keys took 16).
 //
 // The next deadline: the earliest time at which processTimeout() has work —
 // the head's deadline, or an earlier one of an unanswered write behind it.
@@ -59,7 +60,8 @@
 // Memory per tracked write: one TrackedWrite in a deque plus one slot of the
 // key set (plus a 16-byte heap entry for a write that can expire behind the
 // head); the prepare itself is the checkpoint's item, shared.
-// bench/durability_bench reports the measured figure.
+// tests/idle_memory_test.cc (PendingSyncWriteMemory) pins the figure per
+// pending write, docs/memory.md explains it.
 //
 // Thread-safety: every member may be called from any thread.
 #pragma once
@@ -73,6 +75,7 @@
 #include <vector>
 
 #include <absl/container/flat_hash_set.h>
+#include <absl/hash/hash.h>
 #include <absl/strings/string_view.h>
 
 #include "base/mutex.h"
@@ -201,17 +204,41 @@ class ActiveDurabilityMonitor {
   struct TrackedWrite {
     vbucket::QueuedPrepare prepare;  // key, value, cas, seqno, deleted; its resolution entry
     clock::TimePoint deadline;
-    uint64_t ordinal;  // position in writes_ is ordinal - writes_.front().ordinal
     Level level;
     bool answered = false;  // its completion was called at its deadline, behind the head
     bool in_heap = false;   // has an entry in early_
     Completion completion;
+
+    Seqno seqno() const noexcept { return prepare->seqno; }
   };
-  // A write that may expire behind the head; ordered earliest first.
+  // A write that may expire behind the head; ordered earliest first. Found
+  // in writes_ by its prepare's seqno (writes_ is in seqno order); stale
+  // once that is below the head's.
   struct EarlyEntry {
     clock::Duration::rep deadline;
-    uint64_t ordinal;
+    Seqno seqno;
     bool operator>(const EarlyEntry& o) const noexcept { return deadline > o.deadline; }
+  };
+  // The key set: tracked prepares, looked up by key.
+  struct KeyOf {
+    static absl::string_view of(absl::string_view key) noexcept { return key; }
+    static absl::string_view of(const vbucket::Item* prepare) noexcept {
+      return {prepare->key.data(), prepare->key.size()};
+    }
+  };
+  struct KeyHash {
+    using is_transparent = void;
+    template <typename K>
+    size_t operator()(const K& k) const noexcept {
+      return absl::Hash<absl::string_view>{}(KeyOf::of(k));
+    }
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const noexcept {
+      return KeyOf::of(a) == KeyOf::of(b);
+    }
   };
 
   // The status of a write that may not go ahead, or kPending when it may.
@@ -224,6 +251,8 @@ class ActiveDurabilityMonitor {
   // The earliest heap entry whose write is still tracked (stale ones are
   // dropped on the way), or null.
   const EarlyEntry* earlyTopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The tracked write whose prepare has `seqno`. O(log writes).
+  TrackedWrite& writeWithSeqnoLocked(Seqno seqno) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Answers every unanswered write with deadline < now behind the head.
   void answerExpiredLocked(clock::TimePoint now, ResolvedWrites& resolved)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -237,12 +266,11 @@ class ActiveDurabilityMonitor {
 
   mutable base::Mutex mutex_;
   std::deque<TrackedWrite> writes_ ABSL_GUARDED_BY(mutex_);
-  // Views of writes_[i].prepare->key.
-  absl::flat_hash_set<absl::string_view> keys_ ABSL_GUARDED_BY(mutex_);
+  // writes_[i].prepare's items.
+  absl::flat_hash_set<const vbucket::Item*, KeyHash, KeyEq> keys_ ABSL_GUARDED_BY(mutex_);
   // Min-heap (std::greater) of the writes that may expire behind the head.
   std::vector<EarlyEntry> early_ ABSL_GUARDED_BY(mutex_);
   size_t early_live_ ABSL_GUARDED_BY(mutex_) = 0;  // entries whose write is tracked
-  uint64_t next_ordinal_ ABSL_GUARDED_BY(mutex_) = 0;
   // The latest deadline of the writes added since writes_ was last empty.
   clock::TimePoint max_deadline_ ABSL_GUARDED_BY(mutex_) = clock::TimePoint::min();
   AckState acks_ ABSL_GUARDED_BY(mutex_);

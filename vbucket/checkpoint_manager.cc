@@ -46,47 +46,61 @@ namespace {
 // (through make_shared) the reference counts. The entry's `item` is the
 // checkpoint's reference to the block; releasing the entry (releaseEntry)
 // drops it, and the block goes when no reader holds the item either.
-// Charges a block to the bucket's item bytes for its life (the last member
-// of a block, so it is gone before the item: it keeps its own figure).
-class BlockCharge {
- public:
-  BlockCharge(BucketMemory* memory, size_t bytes) noexcept
-      : memory_(memory), bytes_(static_cast<int64_t>(bytes)) {
-    if (memory_ != nullptr) memory_->addItemBytes(bytes_);
-  }
-  ~BlockCharge() {
-    if (memory_ != nullptr) memory_->addItemBytes(-bytes_);
-  }
-  BlockCharge(const BlockCharge&) = delete;
-  BlockCharge& operator=(const BlockCharge&) = delete;
-
- private:
-  BucketMemory* const memory_;
-  const int64_t bytes_;
-};
+//
+// A block charges its bytes to the bucket's item bytes for its life. Only
+// the bucket's memory is stored: the figure is recomputed from the item,
+// which never changes once built, when the block goes.
+template <typename Block>
+void chargeBlock(const Block& block, int64_t sign) noexcept {
+  if (block.memory == nullptr) return;
+  block.memory->addItemBytes(
+      sign * static_cast<int64_t>(sizeof(Block) + block.item.key.size() + block.item.value.size()));
+}
 
 struct QueuedBlock {
   // The item is built in place: the strings move once, from the arguments.
-  QueuedBlock(BucketMemory* memory, QueueOp op, std::string&& key, std::string&& value, Cas cas,
-              bool deleted, ItemMeta meta)
-      : item{op, std::move(key), std::move(value), cas, 0, deleted, meta},
-        charge(memory, sizeof(QueuedBlock) + item.key.size() + item.value.size()) {}
+  QueuedBlock(BucketMemory* bucket_memory, QueueOp op, std::string&& key, std::string&& value,
+              Cas cas, bool deleted, ItemMeta meta)
+      : item{.key = std::move(key),
+             .value = std::move(value),
+             .cas = cas,
+             .meta = meta,
+             .op = op,
+             .deleted = deleted},
+        memory(bucket_memory) {
+    chargeBlock(*this, 1);
+  }
+  ~QueuedBlock() { chargeBlock(*this, -1); }
+  QueuedBlock(const QueuedBlock&) = delete;
+  QueuedBlock& operator=(const QueuedBlock&) = delete;
+
   Item item;
   CheckpointEntry entry;
-  BlockCharge charge;
+  BucketMemory* const memory;
 };
 
 // A prepare's block also holds the entry of its commit or abort, which takes
 // its own reference to the block when it is queued.
 struct PrepareBlock {
-  PrepareBlock(BucketMemory* memory, std::string&& key, std::string&& value, Cas cas, bool deleted,
-               ItemMeta meta)
-      : item{QueueOp::kPrepare, std::move(key), std::move(value), cas, 0, deleted, meta},
-        charge(memory, sizeof(PrepareBlock) + item.key.size() + item.value.size()) {}
+  PrepareBlock(BucketMemory* bucket_memory, std::string&& key, std::string&& value, Cas cas,
+               bool deleted, ItemMeta meta)
+      : item{.key = std::move(key),
+             .value = std::move(value),
+             .cas = cas,
+             .meta = meta,
+             .op = QueueOp::kPrepare,
+             .deleted = deleted},
+        memory(bucket_memory) {
+    chargeBlock(*this, 1);
+  }
+  ~PrepareBlock() { chargeBlock(*this, -1); }
+  PrepareBlock(const PrepareBlock&) = delete;
+  PrepareBlock& operator=(const PrepareBlock&) = delete;
+
   Item item;
   CheckpointEntry entry;
   CheckpointEntry resolution;
-  BlockCharge charge;
+  BucketMemory* const memory;
 };
 
 // Marks `entry` as living in `block` and hands the block's reference on to

@@ -36,16 +36,19 @@ struct ItemMeta {
   uint8_t datatype = 0;
 };
 
+// The fields are ordered so that the small ones share the last 16 bytes: 96
+// in all with libstdc++ on x86-64 (checked in item.cc), where op first cost
+// 104.
 struct Item {
-  QueueOp op = QueueOp::kMutation;
   std::string key;
   std::string value;
   Cas cas = 0;
   Seqno seqno = 0;  // assigned when queued (CheckpointManager::queue, queuePrepare)
+  ItemMeta meta{};
+  QueueOp op = QueueOp::kMutation;
   // A deletion: the key has no value once this commits (a plain delete, or a
   // durable delete's prepare and commit).
   bool deleted = false;
-  ItemMeta meta{};
 
   // True when the item has an expiry and `unix_now` (seconds since the epoch)
   // has reached it.
