@@ -134,7 +134,7 @@ TEST_P(IdleDurabilityMemory, PerActiveVBucket) {
         clock::ClockRef::of(clock_));
   });
   RecordProperty("durability_bytes_for_1024_idle_vbuckets", static_cast<int>(bytes));
-  const int64_t expected = GetParam() == durability::TimeoutMode::kEventDriven ? 1306167 : 1306350;
+  const int64_t expected = GetParam() == durability::TimeoutMode::kEventDriven ? 1314359 : 1314542;
   EXPECT_EQ(bytes, expected) << "update the figures in durability/bucket_durability.h";
   bucket.reset();
 }
@@ -195,7 +195,7 @@ TEST_P(PendingSyncWriteMemory, PerWriteBeyondKeyAndValue) {
   std::cout << "pending SyncWrite: " << per_write << " bytes beyond key and value, "
             << static_cast<double>(allocations) / kWrites << " allocations per write\n";
   const int64_t expected =
-      GetParam() == durability::TimeoutMode::kEventDriven ? 33030201 : 33030144;
+      GetParam() == durability::TimeoutMode::kEventDriven ? 28819513 : 28819456;
   EXPECT_EQ(bytes - key_value, expected) << "update the figure in docs/memory.md";
   EXPECT_EQ(std::count(answered.begin(), answered.end(), 0), kVBuckets) << "none answered yet";
   bucket.shutdown(durability::AmbiguousReason::kShutdown);

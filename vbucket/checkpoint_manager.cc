@@ -42,10 +42,11 @@ uint64_t CheckpointManager::openCheckpointLocked() {
 
 namespace {
 
-// One heap allocation per queued item: the item, its checkpoint entry and
-// (through make_shared) the reference counts. The entry's `item` is the
-// checkpoint's reference to the block; releasing the entry (releaseEntry)
-// drops it, and the block goes when no reader holds the item either.
+// One heap allocation per queued item: the item (its reference count
+// included) and its checkpoint entry. The entry's `item` is the checkpoint's
+// reference to the block; releasing the entry (releaseEntry) drops it, and the
+// block goes when no reader holds the item either (intrusive_ptr_release,
+// below).
 //
 // A block charges its bytes to the bucket's item bytes for its life. Only
 // the bucket's memory is stored: the figure is recomputed from the item,
@@ -54,19 +55,20 @@ template <typename Block>
 void chargeBlock(const Block& block, int64_t sign) noexcept {
   if (block.memory == nullptr) return;
   block.memory->addItemBytes(
-      sign * static_cast<int64_t>(sizeof(Block) + block.item.key.size() + block.item.value.size()));
+      sign * static_cast<int64_t>(sizeof(Block) + block.key.size() + block.value.size()));
 }
 
-struct QueuedBlock {
+struct QueuedBlock : Item {
   // The item is built in place: the strings move once, from the arguments.
-  QueuedBlock(BucketMemory* bucket_memory, QueueOp op, std::string&& key, std::string&& value,
-              Cas cas, bool deleted, ItemMeta meta)
-      : item{.key = std::move(key),
-             .value = std::move(value),
-             .cas = cas,
-             .meta = meta,
-             .op = op,
-             .deleted = deleted},
+  QueuedBlock(BucketMemory* bucket_memory, QueueOp queued_op, std::string&& item_key,
+              std::string&& item_value, Cas item_cas, bool item_deleted, ItemMeta item_meta)
+      : Item{.key = std::move(item_key),
+             .value = std::move(item_value),
+             .cas = item_cas,
+             .meta = item_meta,
+             .op = queued_op,
+             .deleted = item_deleted,
+             .block = ItemBlock::kQueued},
         memory(bucket_memory) {
     chargeBlock(*this, 1);
   }
@@ -74,22 +76,22 @@ struct QueuedBlock {
   QueuedBlock(const QueuedBlock&) = delete;
   QueuedBlock& operator=(const QueuedBlock&) = delete;
 
-  Item item;
   CheckpointEntry entry;
   BucketMemory* const memory;
 };
 
 // A prepare's block also holds the entry of its commit or abort, which takes
 // its own reference to the block when it is queued.
-struct PrepareBlock {
-  PrepareBlock(BucketMemory* bucket_memory, std::string&& key, std::string&& value, Cas cas,
-               bool deleted, ItemMeta meta)
-      : item{.key = std::move(key),
-             .value = std::move(value),
-             .cas = cas,
-             .meta = meta,
+struct PrepareBlock : Item {
+  PrepareBlock(BucketMemory* bucket_memory, std::string&& item_key, std::string&& item_value,
+               Cas item_cas, bool item_deleted, ItemMeta item_meta)
+      : Item{.key = std::move(item_key),
+             .value = std::move(item_value),
+             .cas = item_cas,
+             .meta = item_meta,
              .op = QueueOp::kPrepare,
-             .deleted = deleted},
+             .deleted = item_deleted,
+             .block = ItemBlock::kPrepare},
         memory(bucket_memory) {
     chargeBlock(*this, 1);
   }
@@ -97,24 +99,33 @@ struct PrepareBlock {
   PrepareBlock(const PrepareBlock&) = delete;
   PrepareBlock& operator=(const PrepareBlock&) = delete;
 
-  Item item;
   CheckpointEntry entry;
   CheckpointEntry resolution;
   BucketMemory* const memory;
 };
 
-// Marks `entry` as living in `block` and hands the block's reference on to
-// the caller as the item (an aliasing move: no reference-count change). The
-// entry's own reference is taken by appendLocked(), once nothing can throw.
-template <typename Block>
-QueuedItem attach(std::shared_ptr<Block>&& block, CheckpointEntry& entry) {
-  const Item* item = &block->item;
+// Marks `entry` as living in `block` and hands the first reference to the
+// block to the caller, as the item. The entry's own reference is taken by
+// appendLocked(), once nothing can throw.
+QueuedItem attach(Item* block, CheckpointEntry& entry) {
   entry.own_allocation = false;
-  entry.op = item->op;
-  return QueuedItem(std::move(block), item);
+  entry.op = block->op;
+  return QueuedItem(block);
 }
 
 }  // namespace
+
+void intrusive_ptr_release(const Item* item) noexcept {
+  if (item->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  switch (item->block) {
+    case ItemBlock::kQueued:
+      delete static_cast<const QueuedBlock*>(item);
+      return;
+    case ItemBlock::kPrepare:
+      delete static_cast<const PrepareBlock*>(item);
+      return;
+  }
+}
 
 Seqno CheckpointManager::appendLocked(CheckpointEntry* entry, const QueuedItem& item) {
   // The only step that can throw (a new checkpoint allocates), so it comes
@@ -135,11 +146,11 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
                                     bool deleted, ItemMeta meta) {
   // Allocate outside the lock; the seqno is filled in under it, before any
   // other thread can see the item.
-  auto block = std::make_shared<QueuedBlock>(options_.memory, op, std::move(key), std::move(value),
-                                             cas, deleted, meta);
-  Item* item = &block->item;
+  auto* block =
+      new QueuedBlock(options_.memory, op, std::move(key), std::move(value), cas, deleted, meta);
+  Item* item = block;
   CheckpointEntry* entry = &block->entry;
-  QueuedItem result = attach(std::move(block), *entry);
+  QueuedItem result = attach(block, *entry);  // owns the block from here
   {
     base::MutexLock lock(mutex_);
     item->seqno = appendLocked(entry, result);
@@ -150,12 +161,12 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
 
 QueuedPrepare CheckpointManager::queuePrepare(std::string key, std::string value, Cas cas,
                                               bool deleted, ItemMeta meta) {
-  auto block = std::make_shared<PrepareBlock>(options_.memory, std::move(key), std::move(value),
-                                              cas, deleted, meta);
-  Item* item = &block->item;
+  auto* block =
+      new PrepareBlock(options_.memory, std::move(key), std::move(value), cas, deleted, meta);
+  Item* item = block;
   CheckpointEntry* entry = &block->entry;
   CheckpointEntry* resolution = &block->resolution;
-  QueuedPrepare result(attach(std::move(block), *entry), resolution);
+  QueuedPrepare result(attach(block, *entry), resolution);  // owns the block from here
   {
     base::MutexLock lock(mutex_);
     item->seqno = appendLocked(entry, result.item);

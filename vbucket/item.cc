@@ -3,8 +3,8 @@
 namespace syncwrite::vbucket {
 
 // The size item.h states; docs/memory.md's per-write figures count on it.
-// The two strings, cas and seqno, then meta, op and deleted in one 16-byte
-// tail.
+// The two strings, cas and seqno, then meta, op, deleted, block and refs in
+// one 16-byte tail.
 static_assert(sizeof(Item) == 2 * sizeof(std::string) + 2 * sizeof(uint64_t) + 16,
               "Item's layout changed: see item.h");
 

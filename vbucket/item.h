@@ -3,15 +3,19 @@
 //
 // Items are immutable once queued and shared: the checkpoint that queued one,
 // every cursor that read it and the hash table that made it visible hold the
-// same object through a QueuedItem (std::shared_ptr<const Item>), so passing
-// one around costs a reference count, never a copy of the value.
+// same object through a QueuedItem, so passing one around costs a reference
+// count, never a copy of the value. The count is intrusive (Item::refs, an
+// 8-byte boost::intrusive_ptr): a std::shared_ptr was 16 bytes a holder and
+// a 16-byte control block per item.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
+
+#include <boost/smart_ptr/intrusive_ptr.hpp>
 
 namespace syncwrite::vbucket {
 
@@ -36,19 +40,26 @@ struct ItemMeta {
   uint8_t datatype = 0;
 };
 
+// The heap block an item is the first part of (vbucket/checkpoint_manager.cc
+// builds them): what its last reference frees.
+enum class ItemBlock : uint8_t { kQueued, kPrepare };
+
 // The fields are ordered so that the small ones share the last 16 bytes: 96
-// in all with libstdc++ on x86-64 (checked in item.cc), where op first cost
-// 104.
+// in all with libstdc++ on x86-64, the reference count included (checked in
+// item.cc). `meta` may share its tail padding with what follows it.
 struct Item {
   std::string key;
   std::string value;
   Cas cas = 0;
   Seqno seqno = 0;  // assigned when queued (CheckpointManager::queue, queuePrepare)
-  ItemMeta meta{};
+  [[no_unique_address]] ItemMeta meta{};
   QueueOp op = QueueOp::kMutation;
   // A deletion: the key has no value once this commits (a plain delete, or a
   // durable delete's prepare and commit).
   bool deleted = false;
+  ItemBlock block = ItemBlock::kQueued;  // set by the block that holds the item
+  // The QueuedItems that refer to this item (and so to its block).
+  mutable std::atomic<uint32_t> refs{0};
 
   // True when the item has an expiry and `unix_now` (seconds since the epoch)
   // has reached it.
@@ -57,11 +68,19 @@ struct Item {
   }
 
   // Bytes this item accounts for: the object and its key and value bytes.
-  // An estimate (allocator overhead and the shared_ptr control block are not
+  // An estimate (allocator overhead and the block around the item are not
   // counted), used by checkpoint memory statistics.
   size_t estimatedSize() const noexcept { return sizeof(Item) + key.size() + value.size(); }
 };
 
-using QueuedItem = std::shared_ptr<const Item>;
+// QueuedItem's reference counting (found by argument-dependent lookup). The
+// last release frees the item's whole block; defined with the blocks, in
+// checkpoint_manager.cc. Items exist only inside those blocks.
+inline void intrusive_ptr_add_ref(const Item* item) noexcept {
+  item->refs.fetch_add(1, std::memory_order_relaxed);
+}
+void intrusive_ptr_release(const Item* item) noexcept;
+
+using QueuedItem = boost::intrusive_ptr<const Item>;
 
 }  // namespace syncwrite::vbucket
