@@ -109,7 +109,8 @@ struct Resolution {
 // (an acknowledging thread, a timeout task, the thread that changed the
 // vbucket's state or shut the bucket down), never with a durability lock held
 // and never from inside the call that added the write. It must not throw.
-// Captures of up to 16 bytes are stored without an allocation (libstdc++).
+// libstdc++ stores a capture without an allocation only when it is
+// trivially copyable and at most 16 bytes.
 using Completion = std::function<void(const Resolution&)>;
 
 }  // namespace syncwrite::durability
