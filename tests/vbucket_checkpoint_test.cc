@@ -203,7 +203,7 @@ TEST(CheckpointManager, AResolutionIsReadAsItsOwnOpAndSeqnoOverThePreparesItem) 
   QueuedPrepare p = m.queuePrepare("k", "value", 5);
   queueN(m, 1);
   EXPECT_EQ(m.queueResolution(QueueOp::kCommit, p), 3u);
-  EXPECT_EQ(p.resolution, nullptr) << "the reserved entry is used up";
+  EXPECT_FALSE(p.resolvable()) << "the reserved entry is used up";
   const std::vector<LogRecord> log = m.readItems("c");
   ASSERT_EQ(log.size(), 3u);
   EXPECT_EQ(log[0].op, QueueOp::kPrepare);
@@ -220,11 +220,12 @@ TEST(CheckpointManager, QueueResolutionRefusesMisuseAndQueuesNothing) {
   QueuedPrepare p = m.queuePrepare("k", "v", 1);
   EXPECT_THROW(m.queueResolution(QueueOp::kMutation, p), std::invalid_argument);
   EXPECT_THROW(m.queueResolution(QueueOp::kPrepare, p), std::invalid_argument);
-  EXPECT_NE(p.resolution, nullptr);
+  EXPECT_TRUE(p.resolvable());
   m.queueResolution(QueueOp::kAbort, p);
   EXPECT_THROW(m.queueResolution(QueueOp::kCommit, p), std::invalid_argument)
       << "a prepare is resolved once";
-  QueuedPrepare none{m.queue(QueueOp::kPrepare, "j", "v", 1), nullptr};
+  QueuedPrepare none{m.queue(QueueOp::kPrepare, "j", "v", 1)};
+  EXPECT_FALSE(none.resolvable()) << "a prepare not from queuePrepare has no reserved entry";
   EXPECT_THROW(m.queueResolution(QueueOp::kCommit, none), std::invalid_argument);
   EXPECT_EQ(m.highSeqno(), 3u);
   EXPECT_EQ(m.stats().num_items, 3u);
@@ -276,10 +277,9 @@ TEST(CheckpointManager, AResolutionThatOpensACheckpointIsQueuedThere) {
   // changes. The throw itself is not injected here.
   CheckpointManager m(CheckpointOptions{.max_items_per_checkpoint = 1});
   QueuedPrepare p = m.queuePrepare("k", "v", 1);
-  CheckpointEntry* reserved = p.resolution;
-  ASSERT_NE(reserved, nullptr);
+  ASSERT_TRUE(p.resolvable());
   EXPECT_EQ(m.queueResolution(QueueOp::kCommit, p), 2u);
-  EXPECT_EQ(p.resolution, nullptr);
+  EXPECT_FALSE(p.resolvable());
   EXPECT_EQ(m.stats().num_checkpoints, 2u);
 }
 
@@ -288,12 +288,52 @@ TEST(CheckpointManager, AQueuedPrepareIsMoveOnlyAndItsReservationMovesWithIt) {
   static_assert(!std::is_copy_assignable_v<QueuedPrepare>);
   CheckpointManager m;
   QueuedPrepare a = m.queuePrepare("k", "v", 1);
-  CheckpointEntry* reserved = a.resolution;
+  ASSERT_TRUE(a.resolvable());
   QueuedPrepare b = std::move(a);
-  EXPECT_EQ(b.resolution, reserved);
-  EXPECT_EQ(a.resolution, nullptr);  // NOLINT(bugprone-use-after-move): checking the moved-from
+  EXPECT_TRUE(b.resolvable());
+  EXPECT_FALSE(a.resolvable());  // NOLINT(bugprone-use-after-move): checking the moved-from
   EXPECT_THROW(m.queueResolution(QueueOp::kCommit, a), std::invalid_argument);
   EXPECT_EQ(m.queueResolution(QueueOp::kCommit, b), 2u);
+}
+
+TEST(CheckpointManager, AResolutionStaysUsedUpOnceExpelled) {
+  // Expel releases the entry's reference to the item; whoever still holds
+  // the prepare must not be able to queue the same entry again.
+  CheckpointManager m(CheckpointOptions{.max_items_per_checkpoint = 0});
+  m.registerCursor("c");
+  QueuedPrepare p = m.queuePrepare("k", "v", 1);
+  m.queueResolution(QueueOp::kAbort, p);
+  m.readItems("c");
+  EXPECT_EQ(m.extractItemsToExpel().count(), 2u);
+  EXPECT_FALSE(p.resolvable());
+  EXPECT_THROW(m.queueResolution(QueueOp::kCommit, p), std::invalid_argument);
+  EXPECT_EQ(m.highSeqno(), 2u);
+}
+
+// Entries keep the low 32 bits of their ordinal; counts and expel across the
+// wrap still come out whole.
+TEST(Checkpoint, OrdinalsCrossTheThirtyTwoBitWrap) {
+  CheckpointManager items;  // makes the items the entries refer to
+  constexpr uint64_t kStart = (uint64_t{1} << 32) - 5;
+  Checkpoint c(1, kStart);
+  std::vector<CheckpointEntry*> entries;
+  for (int i = 0; i < 10; ++i) {
+    auto* e = new CheckpointEntry();
+    e->item = items.queue(QueueOp::kMutation, "k" + std::to_string(i), "v", 1);
+    c.append(e);
+    entries.push_back(e);
+  }
+  EXPECT_EQ(c.numItems(), 10u);
+  EXPECT_EQ(c.ordinalOf(entries[0]), kStart + 1);
+  EXPECT_EQ(c.ordinalOf(entries[9]), kStart + 10);
+  const size_t entry_bytes = entries[0]->bytes();
+  EntryChain chain = c.detachThrough(entries[6]);  // ordinals 2^32 - 4 .. 2^32 + 2
+  EXPECT_EQ(chain.count, 7u);
+  EXPECT_EQ(chain.bytes, 7 * entry_bytes);
+  EXPECT_EQ(c.numExpelled(), kStart + 7);
+  EXPECT_EQ(c.numItems(), 3u);
+  EXPECT_EQ(c.ordinalOf(entries[9]), kStart + 10);
+  freeChain(chain);
 }
 
 TEST(CheckpointManager, ExpelOfAnEmptyCheckpointDoesNothing) {

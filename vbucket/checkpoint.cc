@@ -16,7 +16,11 @@ void EntryChain::append(EntryChain other) noexcept {
 
 void releaseEntry(CheckpointEntry* entry) noexcept {
   if (entry->own_allocation) {
-    delete entry;
+    if (entry->resolution) {
+      delete static_cast<ResolutionEntry*>(entry);
+    } else {
+      delete entry;
+    }
     return;
   }
   // The entry lives in the block this reference keeps alive: move the
@@ -35,6 +39,9 @@ void freeChain(EntryChain chain) noexcept {
 }
 
 void Checkpoint::checkLayout() noexcept {
+  static_assert(
+      sizeof(CheckpointEntry) == sizeof(CheckpointLink) + sizeof(QueuedItem) + sizeof(uint64_t) + 8,
+      "CheckpointEntry's layout changed: see checkpoint.h");
   static_assert(alignof(Checkpoint) == 64 && sizeof(Checkpoint) == 64,
                 "Checkpoint is meant to be exactly one cache line (see checkpoint.h)");
 }
@@ -47,7 +54,7 @@ Checkpoint::~Checkpoint() {
 
 void Checkpoint::append(CheckpointEntry* entry) noexcept {
   entry->next = nullptr;
-  entry->ordinal = ++appended_;
+  entry->ordinal = static_cast<uint32_t>(++appended_);
   bytes_appended_ += entry->bytes();
   entry->bytes_through = bytes_appended_;
   tail_->next = entry;
@@ -58,7 +65,9 @@ EntryChain Checkpoint::copyThenEraseThrough(CheckpointEntry* through) {
   EntryChain copy;
   for (CheckpointLink* link = sentinel_.next;; link = link->next) {
     const auto* entry = static_cast<const CheckpointEntry*>(link);
-    auto* dup = new CheckpointEntry(*entry);
+    CheckpointEntry* dup = entry->resolution
+                               ? new ResolutionEntry(*static_cast<const ResolutionEntry*>(entry))
+                               : new CheckpointEntry(*entry);
     dup->next = nullptr;
     dup->own_allocation = true;
     copy.append({dup, dup, 1, dup->bytes()});

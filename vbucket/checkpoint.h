@@ -13,8 +13,9 @@
 // `next`, and never touches (so never faults in) the entries in between.
 //
 // Each entry records its ordinal (1-based position among all the items ever
-// appended to this checkpoint) and the running total of bytes through it, so
-// the count and the bytes of any prefix are a subtraction, not a walk.
+// appended to this checkpoint; the low 32 bits, see Checkpoint::ordinalOf)
+// and the running total of bytes through it, so the count and the bytes of
+// any prefix are a subtraction, not a walk.
 #pragma once
 
 #include <cstddef>
@@ -41,23 +42,28 @@ struct LogRecord {
   QueuedItem item;
 };
 
+// 32 bytes on x86-64: the link, the item, the bytes through it, and the
+// ordinal's low half with the three small fields.
 struct CheckpointEntry : CheckpointLink {
   QueuedItem item;
-  // The log position: for a mutation or a prepare the same as item->op and
-  // item->seqno; for a resolution (a commit or abort queued through
-  // CheckpointManager::queueResolution) the commit or abort's own, while
-  // `item` is the prepare it resolves.
-  Seqno seqno = 0;
-  uint64_t ordinal = 0;        // 1-based, among everything appended to the checkpoint
   uint64_t bytes_through = 0;  // sum of bytes() of entries 1..ordinal
+  // The low 32 bits of the ordinal: 1-based, among everything appended to the
+  // checkpoint (Checkpoint::ordinalOf restores the rest).
+  uint32_t ordinal = 0;
   QueueOp op = QueueOp::kMutation;
   // True for an entry allocated on its own (new); false for one that lives in
   // the same heap block as its item (CheckpointManager::queue, queuePrepare
   // and queueResolution use such entries), which `item` keeps alive until the
   // entry is released.
   bool own_allocation = true;
+  // A ResolutionEntry (below): a commit or abort queued through
+  // CheckpointManager::queueResolution, whose item is the prepare it resolves.
+  bool resolution = false;
 
-  LogRecord record() const { return {op, seqno, item}; }
+  // The log position: for a mutation or a prepare item->seqno; for a
+  // resolution the commit or abort's own.
+  Seqno seqno() const noexcept;
+  LogRecord record() const { return {op, seqno(), item}; }
   // Bytes this entry accounts for in checkpoint memory statistics: the entry
   // and the item it keeps alive. A commit or abort keeps its prepare's item
   // (value included) alive just as the prepare's entry does, so both count
@@ -66,30 +72,38 @@ struct CheckpointEntry : CheckpointLink {
   size_t bytes() const noexcept { return sizeof(CheckpointEntry) + item->estimatedSize(); }
 };
 
-// A prepare queued by CheckpointManager::queuePrepare: the item, and the entry
-// reserved in the item's heap block for its commit or abort (null once used).
-// The entry lives as long as the item; holding `item` keeps it valid.
-// Move-only, so that one reservation has one owner: a moved-from object has
-// neither item nor reservation.
+// The entry of a commit or abort: its item is the prepare it resolves, so it
+// keeps its own seqno (the prepare's item->seqno is the prepared one).
+struct ResolutionEntry : CheckpointEntry {
+  ResolutionEntry() noexcept { resolution = true; }
+  Seqno own_seqno = 0;
+};
+
+inline Seqno CheckpointEntry::seqno() const noexcept {
+  return resolution ? static_cast<const ResolutionEntry*>(this)->own_seqno : item->seqno;
+}
+
+// A prepare queued by CheckpointManager::queuePrepare: its item, whose heap
+// block also holds the entry reserved for its commit or abort
+// (CheckpointManager::queueResolution uses it up). Holding `item` keeps the
+// entry valid; nothing else is stored, so a tracked prepare costs one
+// pointer. Move-only, so that one reservation has one owner: a moved-from
+// object has no item.
 struct QueuedPrepare {
   QueuedPrepare() = default;
-  QueuedPrepare(QueuedItem prepared, CheckpointEntry* reserved) noexcept
-      : item(std::move(prepared)), resolution(reserved) {}
-  QueuedPrepare(QueuedPrepare&& other) noexcept
-      : item(std::move(other.item)), resolution(std::exchange(other.resolution, nullptr)) {}
-  QueuedPrepare& operator=(QueuedPrepare&& other) noexcept {
-    item = std::move(other.item);
-    resolution = std::exchange(other.resolution, nullptr);
-    return *this;
-  }
+  explicit QueuedPrepare(QueuedItem prepared) noexcept : item(std::move(prepared)) {}
+  QueuedPrepare(QueuedPrepare&& other) noexcept = default;
+  QueuedPrepare& operator=(QueuedPrepare&& other) noexcept = default;
   QueuedPrepare(const QueuedPrepare&) = delete;
   QueuedPrepare& operator=(const QueuedPrepare&) = delete;
 
   const Item* operator->() const noexcept { return item.get(); }
   const Item& operator*() const noexcept { return *item; }
+  // True while CheckpointManager::queueResolution may use its reserved
+  // entry: it has an item from queuePrepare, not resolved yet.
+  bool resolvable() const noexcept;
 
   QueuedItem item;
-  CheckpointEntry* resolution = nullptr;
 };
 
 struct EntryChain {
@@ -123,7 +137,11 @@ void freeChain(EntryChain chain) noexcept;
 // expelled) rather than stored, which is also what makes the fields fit.
 class alignas(64) Checkpoint {
  public:
-  explicit Checkpoint(uint64_t id) noexcept : id_(id) {}
+  // `appended_before`: the ordinal to count on from (the items are numbered
+  // from appended_before + 1); only tests start anywhere but 0, to cross the
+  // 32-bit wrap of the entries' ordinals.
+  explicit Checkpoint(uint64_t id, uint64_t appended_before = 0) noexcept
+      : expelled_(appended_before), appended_(appended_before), id_(id) {}
   ~Checkpoint();  // frees the entries still present
   Checkpoint(const Checkpoint&) = delete;
   Checkpoint& operator=(const Checkpoint&) = delete;
@@ -148,6 +166,13 @@ class alignas(64) Checkpoint {
   // Items and bytes present (appended and not expelled).
   size_t numItems() const noexcept { return appended_ - expelled_; }
   size_t memoryBytes() const noexcept { return bytes_appended_ - bytes_expelled_; }
+  // The whole ordinal of `entry`, which must be present: entries present are
+  // the last 2^32 appended at most (each is at least 32 bytes), so the low
+  // bits it keeps name one. O(1).
+  uint64_t ordinalOf(const CheckpointEntry* entry) const noexcept {
+    return appended_ - static_cast<uint32_t>(static_cast<uint32_t>(appended_) - entry->ordinal);
+  }
+
   // Items expelled so far: also the ordinal a cursor at the sentinel has
   // passed.
   uint64_t numExpelled() const noexcept { return expelled_; }
@@ -164,12 +189,13 @@ class alignas(64) Checkpoint {
   // code under the lock is one function: it runs rarely, so its code is
   // usually cold, and each extra function is another line to fetch.
   EntryChain detachThrough(CheckpointEntry* through) noexcept {
+    const uint64_t through_ordinal = ordinalOf(through);
     EntryChain chain{static_cast<CheckpointEntry*>(sentinel_.next), through,
-                     through->ordinal - expelled_, through->bytes_through - bytes_expelled_};
+                     through_ordinal - expelled_, through->bytes_through - bytes_expelled_};
     sentinel_.next = through->next;
     through->next = nullptr;
     if (tail_ == through) tail_ = &sentinel_;
-    expelled_ = through->ordinal;
+    expelled_ = through_ordinal;
     bytes_expelled_ = through->bytes_through;
     return chain;
   }

@@ -100,9 +100,19 @@ struct PrepareBlock : Item {
   PrepareBlock& operator=(const PrepareBlock&) = delete;
 
   CheckpointEntry entry;
-  CheckpointEntry resolution;
+  ResolutionEntry resolution;
   BucketMemory* const memory;
 };
+
+// The entry reserved for `prepare`'s commit or abort, or null when it has
+// none: not from queuePrepare, or used up already (queued: it has a seqno,
+// which it keeps once expelled, unlike its item).
+ResolutionEntry* reservedEntry(const QueuedPrepare& prepare) noexcept {
+  if (!prepare.item || prepare->block != ItemBlock::kPrepare) return nullptr;
+  // The block is mutable: only its item is handed out as const.
+  auto* block = const_cast<PrepareBlock*>(static_cast<const PrepareBlock*>(prepare.item.get()));
+  return block->resolution.own_seqno != 0 ? nullptr : &block->resolution;
+}
 
 // Marks `entry` as living in `block` and hands the first reference to the
 // block to the caller, as the item. The entry's own reference is taken by
@@ -114,6 +124,8 @@ QueuedItem attach(Item* block, CheckpointEntry& entry) {
 }
 
 }  // namespace
+
+bool QueuedPrepare::resolvable() const noexcept { return reservedEntry(*this) != nullptr; }
 
 void intrusive_ptr_release(const Item* item) noexcept {
   if (item->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
@@ -136,7 +148,7 @@ Seqno CheckpointManager::appendLocked(CheckpointEntry* entry, const QueuedItem& 
   }
   entry->item = item;  // the checkpoint's reference: keeps the block alive
   const Seqno seqno = high_seqno_.load(std::memory_order_relaxed) + 1;
-  entry->seqno = seqno;
+  if (entry->resolution) static_cast<ResolutionEntry*>(entry)->own_seqno = seqno;
   checkpoints_.back().append(entry);
   high_seqno_.store(seqno, std::memory_order_release);
   return seqno;
@@ -165,8 +177,7 @@ QueuedPrepare CheckpointManager::queuePrepare(std::string key, std::string value
       new PrepareBlock(options_.memory, std::move(key), std::move(value), cas, deleted, meta);
   Item* item = block;
   CheckpointEntry* entry = &block->entry;
-  CheckpointEntry* resolution = &block->resolution;
-  QueuedPrepare result(attach(block, *entry), resolution);  // owns the block from here
+  QueuedPrepare result(attach(block, *entry));  // owns the block from here
   {
     base::MutexLock lock(mutex_);
     item->seqno = appendLocked(entry, result.item);
@@ -180,20 +191,20 @@ Seqno CheckpointManager::queueResolution(QueueOp op, QueuedPrepare& prepare) {
     throw std::invalid_argument("queueResolution: op must be commit or abort, not " +
                                 std::string(toString(op)));
   }
-  if (prepare.resolution == nullptr || !prepare.item) {
+  ResolutionEntry* entry = reservedEntry(prepare);
+  if (entry == nullptr) {
     throw std::invalid_argument(
         "queueResolution: the prepare has no reserved entry (resolved already, or not from "
         "queuePrepare)");
   }
-  CheckpointEntry* entry = prepare.resolution;
   entry->own_allocation = false;
   entry->op = op;
   Seqno seqno = 0;
   {
     base::MutexLock lock(mutex_);
+    // Used up once queued (appendLocked gives it its seqno after the one step
+    // that can throw): a throw leaves the prepare resolvable.
     seqno = appendLocked(entry, prepare.item);
-    // Used up only once queued: a throw above leaves the prepare resolvable.
-    prepare.resolution = nullptr;
   }
   chargeEntry(*prepare.item);
   return seqno;
@@ -269,7 +280,7 @@ std::vector<LogRecord> CheckpointManager::readItems(std::string_view name, size_
     auto* entry = static_cast<CheckpointEntry*>(next);
     out.push_back(entry->record());
     cursor.position = entry;
-    cursor.passed = entry->ordinal;
+    ++cursor.passed;  // ordinals are consecutive: the sentinel's is numExpelled()
   }
   return out;
 }
@@ -288,9 +299,9 @@ size_t CheckpointManager::visitItems(std::string_view name, size_t max_items,
     CheckpointLink* next = cursor.position->next;
     if (next == nullptr) break;
     auto* entry = static_cast<CheckpointEntry*>(next);
-    fn(entry->op, entry->seqno);
+    fn(entry->op, entry->seqno());
     cursor.position = entry;
-    cursor.passed = entry->ordinal;
+    ++cursor.passed;
     ++n;
   }
   return n;

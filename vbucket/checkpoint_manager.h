@@ -130,7 +130,7 @@ class alignas(64) CheckpointManager {
   // Queues the commit or abort (`op`) of `prepare`, with the next seqno, in
   // the entry reserved for it; returns that seqno. Readers see a LogRecord
   // whose item is the prepare. A prepare is resolved once: the reserved entry
-  // is used up (prepare.resolution becomes null). Throws std::invalid_argument
+  // is used up (prepare.resolvable() becomes false). Throws std::invalid_argument
   // (queueing nothing) when `op` is not kCommit or kAbort, or when `prepare`
   // has no reserved entry left. Under the lock, O(1).
   Seqno queueResolution(QueueOp op, QueuedPrepare& prepare);
