@@ -48,60 +48,49 @@ namespace {
 // block goes when no reader holds the item either (intrusive_ptr_release,
 // below).
 //
-// A block charges its bytes to the bucket's item bytes for its life. Only
-// the bucket's memory is stored: the figure is recomputed from the item,
-// which never changes once built, when the block goes.
+// What every block starts with: the item, built in place (the strings move
+// once, from the arguments), and the bucket memory the block is charged to.
+// The block charges its bytes to the bucket's item bytes for its life; the
+// figure is recomputed from the item, which never changes once built, so only
+// the memory is stored. `Block` is the whole block, whose size is charged.
 template <typename Block>
-void chargeBlock(const Block& block, int64_t sign) noexcept {
-  if (block.memory == nullptr) return;
-  block.memory->addItemBytes(
-      sign * static_cast<int64_t>(sizeof(Block) + block.key.size() + block.value.size()));
-}
-
-struct QueuedBlock : Item {
-  // The item is built in place: the strings move once, from the arguments.
-  QueuedBlock(BucketMemory* bucket_memory, QueueOp queued_op, std::string&& item_key,
-              std::string&& item_value, Cas item_cas, bool item_deleted, ItemMeta item_meta)
+struct ChargedItem : Item {
+  ChargedItem(BucketMemory* bucket_memory, QueueOp queued_op, ItemBlock kind,
+              std::string&& item_key, std::string&& item_value, Cas item_cas, bool item_deleted,
+              ItemMeta item_meta)
       : Item{.key = std::move(item_key),
              .value = std::move(item_value),
              .cas = item_cas,
              .meta = item_meta,
              .op = queued_op,
              .deleted = item_deleted,
-             .block = ItemBlock::kQueued},
+             .block = kind},
         memory(bucket_memory) {
-    chargeBlock(*this, 1);
+    charge(1);
   }
-  ~QueuedBlock() { chargeBlock(*this, -1); }
-  QueuedBlock(const QueuedBlock&) = delete;
-  QueuedBlock& operator=(const QueuedBlock&) = delete;
+  ~ChargedItem() { charge(-1); }
+  ChargedItem(const ChargedItem&) = delete;
+  ChargedItem& operator=(const ChargedItem&) = delete;
 
-  CheckpointEntry entry;
+  void charge(int64_t sign) const noexcept {
+    if (memory == nullptr) return;
+    memory->addItemBytes(sign * static_cast<int64_t>(sizeof(Block) + key.size() + value.size()));
+  }
+
   BucketMemory* const memory;
+};
+
+struct QueuedBlock : ChargedItem<QueuedBlock> {
+  using ChargedItem::ChargedItem;
+  CheckpointEntry entry;
 };
 
 // A prepare's block also holds the entry of its commit or abort, which takes
 // its own reference to the block when it is queued.
-struct PrepareBlock : Item {
-  PrepareBlock(BucketMemory* bucket_memory, std::string&& item_key, std::string&& item_value,
-               Cas item_cas, bool item_deleted, ItemMeta item_meta)
-      : Item{.key = std::move(item_key),
-             .value = std::move(item_value),
-             .cas = item_cas,
-             .meta = item_meta,
-             .op = QueueOp::kPrepare,
-             .deleted = item_deleted,
-             .block = ItemBlock::kPrepare},
-        memory(bucket_memory) {
-    chargeBlock(*this, 1);
-  }
-  ~PrepareBlock() { chargeBlock(*this, -1); }
-  PrepareBlock(const PrepareBlock&) = delete;
-  PrepareBlock& operator=(const PrepareBlock&) = delete;
-
+struct PrepareBlock : ChargedItem<PrepareBlock> {
+  using ChargedItem::ChargedItem;
   CheckpointEntry entry;
   ResolutionEntry resolution;
-  BucketMemory* const memory;
 };
 
 // The entry reserved for `prepare`'s commit or abort, or null when it has
@@ -158,8 +147,8 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
                                     bool deleted, ItemMeta meta) {
   // Allocate outside the lock; the seqno is filled in under it, before any
   // other thread can see the item.
-  auto* block =
-      new QueuedBlock(options_.memory, op, std::move(key), std::move(value), cas, deleted, meta);
+  auto* block = new QueuedBlock(options_.memory, op, ItemBlock::kQueued, std::move(key),
+                                std::move(value), cas, deleted, meta);
   Item* item = block;
   CheckpointEntry* entry = &block->entry;
   QueuedItem result = attach(block, *entry);  // owns the block from here
@@ -173,8 +162,8 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
 
 QueuedPrepare CheckpointManager::queuePrepare(std::string key, std::string value, Cas cas,
                                               bool deleted, ItemMeta meta) {
-  auto* block =
-      new PrepareBlock(options_.memory, std::move(key), std::move(value), cas, deleted, meta);
+  auto* block = new PrepareBlock(options_.memory, QueueOp::kPrepare, ItemBlock::kPrepare,
+                                 std::move(key), std::move(value), cas, deleted, meta);
   Item* item = block;
   CheckpointEntry* entry = &block->entry;
   QueuedPrepare result(attach(block, *entry));  // owns the block from here
