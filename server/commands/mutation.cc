@@ -77,29 +77,36 @@ durability::WriteOp writeOpFor(Opcode opcode) {
 // How a mutation's Success is answered: its CAS, with MutationSeqno the
 // vbucket uuid and seqno as extras, and for INCREMENT/DECREMENT the new
 // counter as an 8-byte value. A quiet mutation answers nothing on success.
+// A SyncWrite's completion captures one (completionFor), so it is kept small:
+// 32 bytes, no string (see docs/memory.md).
 struct SuccessShape {
-  Opcode opcode = Opcode::kSet;
+  uint64_t vbucket_uuid = 0;  // sent with the seqno when has_uuid
+  uint64_t counter = 0;       // INCREMENT/DECREMENT: the answer's value, when has_counter
   uint32_t opaque = 0;
+  Opcode opcode = Opcode::kSet;
   bool quiet = false;
-  std::optional<uint64_t> vbucket_uuid;
-  std::string value;
+  bool has_uuid = false;
+  bool has_counter = false;
   bool zero_cas = false;
   bool json = false;  // the connection negotiated JSON: error bodies are marked so
 };
+static_assert(sizeof(SuccessShape) == 32, "SuccessShape grew: update docs/memory.md");
 
 void appendSuccess(std::string& out, const SuccessShape& shape, uint64_t cas, uint64_t seqno) {
   if (shape.quiet) return;
   std::string extras;
-  if (shape.vbucket_uuid) {
-    protocol::wire::append64(extras, *shape.vbucket_uuid);
+  if (shape.has_uuid) {
+    protocol::wire::append64(extras, shape.vbucket_uuid);
     protocol::wire::append64(extras, seqno);
   }
+  std::string value;  // 8 bytes at most: no allocation
+  if (shape.has_counter) protocol::wire::append64(value, shape.counter);
   protocol::appendResponse(out, {.opcode = shape.opcode,
                                  .status = Status::kSuccess,
                                  .opaque = shape.opaque,
                                  .cas = shape.zero_cas ? 0 : cas,
                                  .extras = extras,
-                                 .value = shape.value});
+                                 .value = value});
 }
 
 // The error context of an ambiguous answer for `reason`, built once: a
@@ -151,6 +158,7 @@ SuccessShape shapeFor(const CommandContext& context, const Bucket& bucket) {
       protocol::unquiet(context.request.opcode) == Opcode::kDelete && !context.session.said_hello;
   shape.json = context.session.json;
   if (context.session.mutation_seqno) {
+    shape.has_uuid = true;
     shape.vbucket_uuid = bucket.vbucketUuid(context.request.vbucket);
   }
   return shape;
@@ -235,7 +243,7 @@ struct Modified {
   std::string message;
   std::string value;
   vbucket::ItemMeta meta;
-  std::string answer_value;  // INCREMENT/DECREMENT: the 8-byte counter
+  std::optional<uint64_t> counter;  // INCREMENT/DECREMENT: the answer's value
 };
 
 constexpr int kReadModifyWriteAttempts = 8;
@@ -278,7 +286,8 @@ Disposition readModifyWrite(CommandContext& context, Compute compute) {
     write.durability = request.durability;
     if (!late && bucket->durability().mayPend(write)) late = context.defer();
     SuccessShape shape = shapeFor(context, *bucket);
-    shape.value = std::move(modified.answer_value);
+    shape.has_counter = modified.counter.has_value();
+    shape.counter = modified.counter.value_or(0);
     Disposition disposition = Disposition::kAnswered;
     if (send(context, *bucket, std::move(write), shape, late, true, disposition) == Sent::kDone) {
       return disposition;
@@ -321,7 +330,7 @@ Disposition counter(CommandContext& context) {
       m.meta = item->meta;
     }
     m.value = std::to_string(value);
-    protocol::wire::append64(m.answer_value, value);
+    m.counter = value;
     return m;
   });
 }
