@@ -128,22 +128,21 @@ const std::string& ambiguousContext(durability::AmbiguousReason reason) {
 
 // Answers a resolved SyncWrite through `late` (an empty answer for a quiet
 // one that committed: the connection sends nothing for it).
-durability::Completion completionFor(LateReply late, SuccessShape shape) {
-  return
-      [late = std::move(late), shape = std::move(shape)](const durability::Resolution& resolution) {
-        // The client left (its connection closed): the write is resolved all
-        // the same, but nobody reads the answer — do not build it.
-        if (!late.listening()) return;
-        std::string response;
-        if (resolution.committed) {
-          appendSuccess(response, shape, resolution.cas, resolution.resolution_seqno);
-        } else {
-          protocol::appendErrorContextResponse(response, shape.opcode, Status::kSyncWriteAmbiguous,
-                                               shape.opaque, ambiguousContext(resolution.reason),
-                                               shape.json);
-        }
-        late(std::move(response));
-      };
+durability::Completion completionFor(LateReply late, const SuccessShape& shape) {
+  return [late = std::move(late), shape](const durability::Resolution& resolution) {
+    // The client left (its connection closed): the write is resolved all
+    // the same, but nobody reads the answer — do not build it.
+    if (!late.listening()) return;
+    std::string response;
+    if (resolution.committed) {
+      appendSuccess(response, shape, resolution.cas, resolution.resolution_seqno);
+    } else {
+      protocol::appendErrorContextResponse(response, shape.opcode, Status::kSyncWriteAmbiguous,
+                                           shape.opaque, ambiguousContext(resolution.reason),
+                                           shape.json);
+    }
+    late(std::move(response));
+  };
 }
 
 SuccessShape shapeFor(const CommandContext& context, const Bucket& bucket) {
