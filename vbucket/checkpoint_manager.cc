@@ -52,19 +52,19 @@ namespace {
 // once, from the arguments), and the bucket memory the block is charged to.
 // The block charges its bytes to the bucket's item bytes for its life; the
 // figure is recomputed from the item, which never changes once built, so only
-// the memory is stored. `Block` is the whole block, whose size is charged.
-template <typename Block>
+// the memory is stored. `Block` is the whole block, whose size is charged,
+// and `kKind` the tag that names it to intrusive_ptr_release.
+template <typename Block, ItemBlock kKind>
 struct ChargedItem : Item {
-  ChargedItem(BucketMemory* bucket_memory, QueueOp queued_op, ItemBlock kind,
-              std::string&& item_key, std::string&& item_value, Cas item_cas, bool item_deleted,
-              ItemMeta item_meta)
+  ChargedItem(BucketMemory* bucket_memory, QueueOp queued_op, std::string&& item_key,
+              std::string&& item_value, Cas item_cas, bool item_deleted, ItemMeta item_meta)
       : Item{.key = std::move(item_key),
              .value = std::move(item_value),
              .cas = item_cas,
              .meta = item_meta,
              .op = queued_op,
              .deleted = item_deleted,
-             .block = kind},
+             .block = kKind},
         memory(bucket_memory) {
     charge(1);
   }
@@ -80,14 +80,14 @@ struct ChargedItem : Item {
   BucketMemory* const memory;
 };
 
-struct QueuedBlock : ChargedItem<QueuedBlock> {
+struct QueuedBlock : ChargedItem<QueuedBlock, ItemBlock::kQueued> {
   using ChargedItem::ChargedItem;
   CheckpointEntry entry;
 };
 
 // A prepare's block also holds the entry of its commit or abort, which takes
 // its own reference to the block when it is queued.
-struct PrepareBlock : ChargedItem<PrepareBlock> {
+struct PrepareBlock : ChargedItem<PrepareBlock, ItemBlock::kPrepare> {
   using ChargedItem::ChargedItem;
   CheckpointEntry entry;
   ResolutionEntry resolution;
@@ -147,8 +147,8 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
                                     bool deleted, ItemMeta meta) {
   // Allocate outside the lock; the seqno is filled in under it, before any
   // other thread can see the item.
-  auto* block = new QueuedBlock(options_.memory, op, ItemBlock::kQueued, std::move(key),
-                                std::move(value), cas, deleted, meta);
+  auto* block =
+      new QueuedBlock(options_.memory, op, std::move(key), std::move(value), cas, deleted, meta);
   Item* item = block;
   CheckpointEntry* entry = &block->entry;
   QueuedItem result = attach(block, *entry);  // owns the block from here
@@ -162,8 +162,8 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
 
 QueuedPrepare CheckpointManager::queuePrepare(std::string key, std::string value, Cas cas,
                                               bool deleted, ItemMeta meta) {
-  auto* block = new PrepareBlock(options_.memory, QueueOp::kPrepare, ItemBlock::kPrepare,
-                                 std::move(key), std::move(value), cas, deleted, meta);
+  auto* block = new PrepareBlock(options_.memory, QueueOp::kPrepare, std::move(key),
+                                 std::move(value), cas, deleted, meta);
   Item* item = block;
   CheckpointEntry* entry = &block->entry;
   QueuedPrepare result(attach(block, *entry));  // owns the block from here
