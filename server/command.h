@@ -3,8 +3,8 @@
 // The dispatcher (dispatcher.h) looks a request's opcode up in a table of
 // handlers; each command family (server/commands/) fills its own entries.
 // A handler appends its whole answer to `out` and returns kAnswered, or, for
-// an answer decided later (a SyncWrite), takes a LateReply from `defer` and
-// returns kDeferred.
+// an answer decided later (a SyncWrite), takes a LateReply from `defer`,
+// leaves the answer's shape in `late_shape` and returns kDeferred.
 //
 // Thread-safety: a handler runs on its connection's strand; it may touch the
 // Session freely and everything else only through thread-safe members.
@@ -15,8 +15,10 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 
+#include "durability/sync_write.h"
 #include "server/protocol/request.h"
 #include "server/sasl/exchange.h"
 #include "server/server_context.h"
@@ -45,34 +47,61 @@ struct Session {
   Bucket* dcp_bucket = nullptr;
 };
 
+// How a deferred mutation is answered once it resolves: its CAS, with
+// MutationSeqno the vbucket uuid and the commit's seqno as extras, and for
+// INCREMENT/DECREMENT the new counter as an 8-byte value; a quiet mutation
+// answers nothing on success. Whoever holds the request's answer slot keeps
+// one per SyncWrite in flight (a connection: in the slot), so it is kept
+// small: 32 bytes, no string (docs/memory.md).
+struct LateAnswerShape {
+  uint64_t vbucket_uuid = 0;  // sent with the seqno when has_uuid
+  uint64_t counter = 0;       // INCREMENT/DECREMENT: the answer's value, when has_counter
+  uint32_t opaque = 0;
+  protocol::Opcode opcode = protocol::Opcode::kSet;
+  bool quiet = false;
+  bool has_uuid = false;
+  bool has_counter = false;
+  bool zero_cas = false;
+  bool json = false;  // the connection negotiated JSON: error bodies are marked so
+};
+static_assert(sizeof(LateAnswerShape) == 32, "LateAnswerShape grew: update docs/memory.md");
+
+// Appends the answer `shape` describes for a SyncWrite resolved as
+// `resolution`: Success with its CAS when it committed (nothing for a quiet
+// one), else SyncWriteAmbiguous 0xa3 with the reason (commands/mutation.cc).
+void appendLateAnswer(std::string& out, const LateAnswerShape& shape,
+                      const durability::Resolution& resolution);
+
 // Where late answers go: a connection, or a test's recorder.
 class ReplySink {
  public:
   virtual ~ReplySink() = default;
-  // Fills response slot `slot_seq` with `response`. Any thread.
-  virtual void deliverLate(uint64_t slot_seq, std::string response) = 0;
-  // False once nobody will read an answer (the connection closed), so that
-  // a completion need not build one. Any thread.
-  virtual bool listening() const noexcept = 0;
+  // The deferred request `ticket` resolved: build its answer from the shape
+  // the handler left (CommandContext::late_shape) and send it, or drop it if
+  // nobody will read it. Any thread; exactly once per deferred request.
+  virtual void resolved(uint64_t ticket, const durability::Resolution& resolution) = 0;
 };
 
-// Fills the request's response slot later, from any thread, exactly once —
-// unless listening() is false, when the answer may be skipped. A sink and a
-// slot number, so that binding one costs no allocation of its own (a
-// std::function of this capture did).
+// A deferred request's completion: a sink and the request's ticket, 16
+// bytes and trivially copyable, so that a durability::Completion holds it
+// inline (libstdc++'s std::function allocates for any other capture) and a
+// pending SyncWrite costs the server no allocation for it. It owns nothing:
+// the sink must outlive every LateReply of a request that was deferred
+// (Connection holds itself alive while it owes answers), and a LateReply of
+// a request answered at once is never called.
 class LateReply {
  public:
-  LateReply(std::shared_ptr<ReplySink> sink, uint64_t slot_seq) noexcept
-      : sink_(std::move(sink)), slot_seq_(slot_seq) {}
-  void operator()(std::string response) const {
-    sink_->deliverLate(slot_seq_, std::move(response));
+  LateReply(ReplySink* sink, uint64_t ticket) noexcept : sink_(sink), ticket_(ticket) {}
+  void operator()(const durability::Resolution& resolution) const {
+    sink_->resolved(ticket_, resolution);
   }
-  bool listening() const noexcept { return sink_->listening(); }
 
  private:
-  std::shared_ptr<ReplySink> sink_;
-  uint64_t slot_seq_;
+  ReplySink* sink_;
+  uint64_t ticket_;
 };
+static_assert(std::is_trivially_copyable_v<LateReply> && sizeof(LateReply) <= 16,
+              "a LateReply must stay inside durability::Completion's inline storage");
 
 enum class Disposition {
   kAnswered,  // `out` holds the whole answer (possibly nothing)
@@ -88,6 +117,8 @@ struct CommandContext {
   // Binds a LateReply to this request's response slot. A handler calls it
   // only when its answer may come later, at most once.
   const std::function<LateReply()>& defer;
+  // A handler that returns kDeferred says here how the answer is to be built.
+  LateAnswerShape& late_shape;
 };
 
 using CommandHandler = Disposition (*)(CommandContext& context);

@@ -1,5 +1,6 @@
 #include "server/connection.h"
 
+#include <optional>
 #include <utility>
 
 #include <absl/strings/str_cat.h>
@@ -123,7 +124,7 @@ bool Connection::processBuffered() {
                              ", closing it"));
         Slot& slot = slots_.emplace_back();
         protocol::appendErrorResponse(
-            slot.bytes, next.header.opcode, protocol::Status::kTooBig, next.header.opaque,
+            slot.bytes(), next.header.opcode, protocol::Status::kTooBig, next.header.opaque,
             absl::StrCat("request body of ", next.header.body_length,
                          " bytes is over max_packet_size ", context_.max_packet_size));
         markReady(slot);
@@ -151,14 +152,15 @@ void Connection::handlePacket(const protocol::Packet& packet) {
   Slot& slot = slots_.emplace_back();
   const uint64_t seq = first_slot_seq_ + slots_.size() - 1;
   if (!parsed.ok()) {
-    protocol::appendParseError(slot.bytes, parsed, session_.json);
+    protocol::appendParseError(slot.bytes(), parsed, session_.json);
     markReady(slot);
     return;
   }
   // References into a deque stay valid across emplace_back; nothing removes
   // slots while the dispatcher runs (fills are posted to this strand).
-  const Disposition disposition = dispatcher_.execute(parsed.request, session_, slot.bytes,
-                                                      [this, seq] { return lateReply(seq); });
+  LateAnswerShape shape;
+  const Disposition disposition = dispatcher_.execute(
+      parsed.request, session_, slot.bytes(), [this, seq] { return LateReply(this, seq); }, shape);
   switch (disposition) {
     case Disposition::kAnswered:
       markReady(slot);
@@ -168,15 +170,32 @@ void Connection::handlePacket(const protocol::Packet& packet) {
       closing_ = Closing::kAfterAll;
       break;
     case Disposition::kDeferred:
+      slot.answer = shape;  // not ready until fill()
+      noteDeferred();
       break;
   }
 }
 
 void Connection::handleUnordered(const protocol::Request& request) {
   const size_t before = unordered_out_.size();
-  const Disposition disposition = dispatcher_.execute(request, session_, unordered_out_,
-                                                      [this] { return lateReply(kUnorderedSlot); });
+  std::optional<uint32_t> index;  // taken by defer()
+  LateAnswerShape shape;
+  const Disposition disposition = dispatcher_.execute(
+      request, session_, unordered_out_,
+      [this, &index] {
+        index = takeUnorderedIndex();
+        return LateReply(this, kUnorderedTicket | *index);
+      },
+      shape);
   noteUnsent(unordered_out_.size() - before);
+  if (index.has_value()) {
+    if (disposition == Disposition::kDeferred) {
+      unordered_shapes_[*index] = shape;
+      noteDeferred();
+    } else {
+      unordered_free_.push_back(*index);
+    }
+  }
   switch (disposition) {
     case Disposition::kAnswered:
       if (unordered_out_.size() != before) ++unordered_queued_;
@@ -191,20 +210,38 @@ void Connection::handleUnordered(const protocol::Request& request) {
   }
 }
 
-LateReply Connection::lateReply(uint64_t slot_seq) { return {shared_from_this(), slot_seq}; }
+void Connection::noteDeferred() {
+  base::MutexLock lock(inbox_mutex_);
+  if (++owed_ == 1) keepalive_ = shared_from_this();
+}
 
-void Connection::deliverLate(uint64_t slot_seq, std::string bytes) {
-  // A closed connection's answer goes nowhere: drop it here rather than post
-  // it to a strand that would drop it anyway.
-  if (gone_.load(std::memory_order_acquire)) return;
-  bool post = false;
+uint32_t Connection::takeUnorderedIndex() {
+  if (!unordered_free_.empty()) {
+    const uint32_t index = unordered_free_.back();
+    unordered_free_.pop_back();
+    return index;
+  }
+  unordered_shapes_.emplace_back();
+  return static_cast<uint32_t>(unordered_shapes_.size() - 1);
+}
+
+void Connection::resolved(uint64_t ticket, const durability::Resolution& resolution) {
+  // Declared first, destroyed last: when it holds the connection's last
+  // owner, nothing below touches a member after it goes.
+  std::shared_ptr<Connection> settled;
+  std::shared_ptr<Connection> post;
   {
     base::MutexLock lock(inbox_mutex_);
-    inbox_.push_back({slot_seq, std::move(bytes)});
-    post = !drain_posted_;
-    drain_posted_ = true;
+    if (--owed_ == 0) settled = std::move(keepalive_);
+    // A closed connection's answer goes nowhere: drop it here rather than
+    // post it to a strand that would drop it anyway.
+    if (!gone_.load(std::memory_order_acquire)) {
+      inbox_.push_back({ticket, resolution});
+      if (!drain_posted_) post = shared_from_this();
+      drain_posted_ = true;
+    }
   }
-  if (post) boost::asio::post(strand_, [self = shared_from_this()] { self->drainInbox(); });
+  if (post) boost::asio::post(strand_, [self = std::move(post)] { self->drainInbox(); });
 }
 
 void Connection::drainInbox() {
@@ -213,11 +250,11 @@ void Connection::drainInbox() {
     draining_.swap(inbox_);
     drain_posted_ = false;
   }
-  for (LateAnswer& answer : draining_) {
-    if (answer.slot_seq == kUnorderedSlot) {
-      fillUnordered(answer.bytes);
+  for (const LateAnswer& answer : draining_) {
+    if ((answer.ticket & kUnorderedTicket) != 0) {
+      fillUnordered(static_cast<uint32_t>(answer.ticket & ~kUnorderedTicket), answer.resolution);
     } else {
-      fill(answer.slot_seq, std::move(answer.bytes));
+      fill(answer.ticket, answer.resolution);
     }
   }
   draining_.clear();
@@ -227,18 +264,28 @@ void Connection::drainInbox() {
   flush();
 }
 
-void Connection::fillUnordered(const std::string& bytes) {
+void Connection::fillUnordered(uint32_t index, const durability::Resolution& resolution) {
   if (closed_) return;
   --unordered_pending_;
-  unordered_out_.append(bytes);
-  noteUnsent(bytes.size());
+  const size_t before = unordered_out_.size();
+  appendLateAnswer(unordered_out_, unordered_shapes_[index], resolution);
+  noteUnsent(unordered_out_.size() - before);
   ++unordered_queued_;
+  unordered_free_.push_back(index);
+  // Like draining_: what a burst grew is not kept by an idle connection.
+  if (unordered_pending_ == 0 && unordered_shapes_.capacity() > kMaxSlots / 4) {
+    std::vector<LateAnswerShape>().swap(unordered_shapes_);
+    std::vector<uint32_t>().swap(unordered_free_);
+  }
 }
 
-void Connection::fill(uint64_t slot_seq, std::string bytes) {
+void Connection::fill(uint64_t slot_seq, const durability::Resolution& resolution) {
   if (closed_ || slot_seq < first_slot_seq_) return;
   Slot& slot = slots_[slot_seq - first_slot_seq_];
-  slot.bytes = std::move(bytes);
+  const LateAnswerShape* pending = std::get_if<LateAnswerShape>(&slot.answer);
+  if (pending == nullptr) return;          // answered already: never twice
+  const LateAnswerShape shape = *pending;  // the slot's bytes replace it
+  appendLateAnswer(slot.answer.emplace<std::string>(), shape, resolution);
   markReady(slot);
 }
 
@@ -258,10 +305,12 @@ void Connection::flush() {
   // large allocation makes glibc consolidate its fast bins, which a burst of
   // freed answers has just filled (perf: 10% of a timeout storm's CPU).
   size_t total = write_buffer_.size() + unordered_out_.size();
-  for (auto it = slots_.begin(); it != slots_.end() && it->ready; ++it) total += it->bytes.size();
+  for (auto it = slots_.begin(); it != slots_.end() && it->ready(); ++it) {
+    total += it->bytes().size();
+  }
   write_buffer_.reserve(total);
-  while (!slots_.empty() && slots_.front().ready) {
-    write_buffer_.append(slots_.front().bytes);
+  while (!slots_.empty() && slots_.front().ready()) {
+    write_buffer_.append(slots_.front().bytes());
     slots_.pop_front();
     ++first_slot_seq_;
   }
@@ -325,7 +374,7 @@ void Connection::maybeClose() {
   const bool answered_all = slots_.empty() && unordered_pending_ == 0 && unordered_out_.empty();
   const bool done = closing_ == Closing::kAfterAll ? answered_all
                     : closing_ == Closing::kAfterReady
-                        ? (slots_.empty() || !slots_.front().ready) && unordered_out_.empty()
+                        ? (slots_.empty() || !slots_.front().ready()) && unordered_out_.empty()
                         : false;
   if (done) close();
 }
@@ -373,6 +422,8 @@ void Connection::close() {
   socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
   slots_.clear();
+  std::vector<LateAnswerShape>().swap(unordered_shapes_);
+  std::vector<uint32_t>().swap(unordered_free_);
   on_closed_(this);
 }
 

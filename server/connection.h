@@ -63,21 +63,31 @@
 //    were built, posted and written to dead peers before the server could exit;
 //  - on an I/O error: close at once.
 //
-// Late answers: a LateReply may run on any thread (an executor worker
-// resolving timeouts, the I/O thread that took a replica's ack). It appends
-// the answer to the connection's inbox under a mutex and posts one drain to
-// the strand only when the inbox was empty, so the N answers that one timeout
-// run or one ack resolves for this connection cost one handler on the I/O
-// thread and leave in one write — not N handlers queued ahead of every other
-// connection's reads. Once the connection has closed, a late answer is
-// dropped where it is made, without a post (the write itself stays tracked
-// and resolves in the bucket like any other).
+// Late answers: a SyncWrite's LateReply (this connection and a ticket: the
+// slot's sequence number, or an index into the unordered shapes) may run on
+// any thread (an executor worker resolving timeouts, the I/O thread that took
+// a replica's ack). It appends the resolution to the connection's inbox
+// under a mutex and posts one drain to the strand only when the inbox was
+// empty, so the N answers that one timeout run or one ack resolves for this
+// connection cost one handler on the I/O thread and leave in one write — not
+// N handlers queued ahead of every other connection's reads. The drain builds
+// each answer from the shape the request left (in its slot, or for the
+// unordered stream in unordered_shapes_) straight into the slot or the
+// unordered output. Once the connection has closed, a resolution is dropped
+// where it arrives, without a post (the write itself stays tracked and
+// resolves in the bucket like any other).
+//
+// A LateReply owns nothing (command.h): while the connection owes answers it
+// holds itself (keepalive_), and the resolution that settles the last one lets
+// go. The count may dip below zero for a moment: a SyncWrite can resolve on
+// another thread before its request's execute() has returned to say it was
+// deferred.
 //
 // Threading: everything but the constructor and the LateReplies' delivery
 // runs on the connection's strand (the socket's executor); start(),
 // beginShutdown() and the inbox's drain post to it. The object is owned by
-// shared_ptrs: the pending I/O handlers and each unresolved durable write
-// hold one.
+// shared_ptrs: the pending I/O handlers hold one, and the connection holds
+// one to itself while SyncWrites it deferred are unresolved.
 #pragma once
 
 #include <atomic>
@@ -86,6 +96,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <absl/base/thread_annotations.h>
@@ -140,18 +151,23 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   const std::string& peer() const noexcept { return peer_; }
 
  private:
+  // A request's place in the answer order: its answer's bytes, or while its
+  // SyncWrite is pending, the shape the answer will take (40 bytes either
+  // way). Ready once it holds bytes: handlePacket() decides before anything
+  // looks at the slot.
   struct Slot {
-    std::string bytes;
-    bool ready = false;
+    std::variant<std::string, LateAnswerShape> answer;
+    bool ready() const noexcept { return answer.index() == 0; }
+    std::string& bytes() { return std::get<std::string>(answer); }
   };
   enum class Closing { kNo, kAfterAll, kAfterReady };
-  // An answer decided off the strand: for the ordered slot `slot_seq`, or
-  // for the unordered stream when slot_seq is kUnorderedSlot.
+  // A SyncWrite resolved off the strand: `ticket` is its slot's sequence
+  // number, or kUnorderedTicket | its index in unordered_shapes_.
   struct LateAnswer {
-    uint64_t slot_seq;
-    std::string bytes;
+    uint64_t ticket;
+    durability::Resolution resolution;
   };
-  static constexpr uint64_t kUnorderedSlot = ~uint64_t{0};
+  static constexpr uint64_t kUnorderedTicket = uint64_t{1} << 63;
 
   void doRead();
   void onRead(const boost::system::error_code& error, size_t bytes);
@@ -163,16 +179,17 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   bool processBuffered();
   void handlePacket(const protocol::Packet& packet);
   void handleUnordered(const protocol::Request& request);
-  // A LateReply for `slot_seq` (kUnorderedSlot: the unordered stream).
-  LateReply lateReply(uint64_t slot_seq);
-  // ReplySink. Any thread: queues a late answer in the inbox (see "Late
+  // On the strand: a request was deferred; the connection owes its answer.
+  void noteDeferred();
+  // An index into unordered_shapes_ for a SyncWrite's shape.
+  uint32_t takeUnorderedIndex();
+  // ReplySink. Any thread: queues the resolution in the inbox (see "Late
   // answers"); dropped at once once the connection is closed.
-  void deliverLate(uint64_t slot_seq, std::string bytes) override;
-  bool listening() const noexcept override { return !gone_.load(std::memory_order_acquire); }
-  // On the strand: fills every answer the inbox holds, then flushes once.
+  void resolved(uint64_t ticket, const durability::Resolution& resolution) override;
+  // On the strand: answers every resolution the inbox holds, then flushes once.
   void drainInbox();
-  void fill(uint64_t slot_seq, std::string bytes);
-  void fillUnordered(const std::string& bytes);
+  void fill(uint64_t slot_seq, const durability::Resolution& resolution);
+  void fillUnordered(uint32_t index, const durability::Resolution& resolution);
   // Requests that count against kMaxSlots.
   size_t inFlight() const noexcept {
     return slots_.size() + unordered_pending_ + unordered_queued_;
@@ -183,10 +200,8 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   }
   // `bytes` more of answers are decided and unsent (send_queue_max_bytes).
   void noteUnsent(size_t bytes);
-  void markReady(Slot& slot) {
-    slot.ready = true;
-    noteUnsent(slot.bytes.size());
-  }
+  // `slot` holds its answer's bytes: count them as unsent.
+  void markReady(Slot& slot) { noteUnsent(slot.bytes().size()); }
   // connection_idle_time (see "Idle and stalled").
   void armIdleTimer(std::chrono::steady_clock::time_point at);
   void onIdleTimer(const boost::system::error_code& error);
@@ -215,10 +230,13 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   std::deque<Slot> slots_;
   uint64_t first_slot_seq_ = 0;  // the sequence number of slots_.front()
   // Unordered mode: answers decided and not yet handed to a write, how many,
-  // and SyncWrites whose answer is still to come.
+  // and SyncWrites whose answer is still to come, with their answers' shapes
+  // (at most kMaxSlots; free indices reused).
   std::string unordered_out_;
   size_t unordered_queued_ = 0;
   size_t unordered_pending_ = 0;
+  std::vector<LateAnswerShape> unordered_shapes_;
+  std::vector<uint32_t> unordered_free_;
   std::string write_buffer_;
   size_t write_offset_ = 0;  // bytes of write_buffer_ the kernel has taken
   bool reading_ = false;
@@ -240,7 +258,11 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   base::Mutex inbox_mutex_;
   std::vector<LateAnswer> inbox_ ABSL_GUARDED_BY(inbox_mutex_);
   bool drain_posted_ ABSL_GUARDED_BY(inbox_mutex_) = false;
-  // Set on the strand when the connection closes; read by deliverLate() on
+  // Deferred requests not yet resolved (briefly negative: see "Late
+  // answers"), and this connection while that is above zero.
+  int64_t owed_ ABSL_GUARDED_BY(inbox_mutex_) = 0;
+  std::shared_ptr<Connection> keepalive_ ABSL_GUARDED_BY(inbox_mutex_);
+  // Set on the strand when the connection closes; read by resolved() on
   // any thread to drop an answer nobody will read.
   std::atomic<bool> gone_{false};
 };

@@ -33,7 +33,8 @@ uint64_t Dispatcher::nextCas() noexcept {
 }
 
 Disposition Dispatcher::execute(const protocol::Request& request, Session& session,
-                                std::string& out, const std::function<LateReply()>& defer) {
+                                std::string& out, const std::function<LateReply()>& defer,
+                                LateAnswerShape& late_shape) {
   const CommandEntry& entry = table_[static_cast<uint8_t>(request.opcode)];
   if (entry.handler == nullptr) {
     // parseRequest refuses opcodes it does not know; this is a guard. An
@@ -42,7 +43,7 @@ Disposition Dispatcher::execute(const protocol::Request& request, Session& sessi
                                    request.opaque);
     return Disposition::kAnswered;
   }
-  CommandContext context{context_, request, session, out, defer};
+  CommandContext context{context_, request, session, out, defer, late_shape};
   if (entry.needs_auth && session.user.empty() && context_.users != nullptr &&
       !context_.users->empty()) {
     answerError(context, protocol::Status::kNoAccess,

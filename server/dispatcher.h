@@ -5,7 +5,8 @@
 // (commands/families.h) and runs the handler with a CommandContext
 // (command.h). Most commands answer at once: their response bytes are
 // appended to `out`. A SyncWrite the durability layer accepted answers later,
-// when it resolves, through a LateReply taken from `defer`.
+// when it resolves, through a LateReply taken from `defer` and the answer's
+// shape left in `late_shape`.
 //
 // Statuses (docs/protocol.md lists them all): data commands before
 // SELECT_BUCKET 0x08; a vbucket that does not exist or is not active 0x07;
@@ -42,9 +43,11 @@ class Dispatcher {
   // response slot; it is called at most once, and only for a mutation that
   // may become a SyncWrite (one with a durability frame, or any mutation
   // while the bucket's durability_min_level is above none). Its LateReply is
-  // used exactly once if the answer is kDeferred, never otherwise.
+  // called exactly once if the answer is kDeferred — possibly on another
+  // thread before execute() returns — and never otherwise. When kDeferred,
+  // `late_shape` says how to build the answer (appendLateAnswer, command.h).
   Disposition execute(const protocol::Request& request, Session& session, std::string& out,
-                      const std::function<LateReply()>& defer);
+                      const std::function<LateReply()>& defer, LateAnswerShape& late_shape);
 
   // The next CAS (see the file comment). Thread-safe.
   static uint64_t nextCas() noexcept;

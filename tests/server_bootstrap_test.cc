@@ -3,7 +3,10 @@
 // per-connection HELLO features (UnorderedExecution, MutationSeqno), CAS,
 // flags, expiry, GET_META, TOUCH, GAT, and a chain with an undefined replica.
 // The Node SDK itself runs against the server in tests/sdk/.
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -172,6 +175,67 @@ TEST(ServerBootstrap, UnorderedExecutionAnswersWhatIsDecidedFirst) {
     auto noop = client.noop();  // nothing else arrives: each was answered once
     ASSERT_TRUE(noop.ok());
     EXPECT_TRUE(client.takeStrayResponses().empty());
+  }
+}
+
+// Many SyncWrites resolving in another order than they arrived, mixed with
+// writes refused at once: each answer carries its own request's opcode and
+// opaque, exactly once, in request order without UnorderedExecution and as
+// decided with it. A connection keeps each pending answer's shape (its slot,
+// or an index reused once freed) until the write resolves; two rounds reuse
+// the indices the first one freed.
+TEST(ServerBootstrap, ManySyncWritesAreEachAnsweredOnceWithTheirOwnShape) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
+  for (const bool unordered : {false, true}) {
+    SCOPED_TRACE(unordered ? "unordered" : "ordered");
+    auto client = server.connect();
+    if (unordered) {
+      const Feature features[] = {Feature::kUnorderedExecution};
+      ASSERT_TRUE(client.hello(features).ok());
+    }
+    for (int round = 0; round < 2; ++round) {
+      SCOPED_TRACE(round);
+      constexpr int kRequests = 40;
+      std::string batch;
+      std::map<uint32_t, std::pair<Opcode, Status>> expected;  // opaque -> answer
+      std::vector<uint32_t> sent;
+      for (int i = 0; i < kRequests; ++i) {
+        const uint32_t opaque = client.nextOpaque();
+        const std::string key = "many-" + std::to_string(round) + "-" + std::to_string(i);
+        if (i % 4 == 0) {  // refused at once: the key is absent
+          protocol::appendStore(batch, Opcode::kReplace, opaque, 1, key, "v", durable(200));
+          expected[opaque] = {Opcode::kReplace, Status::kKeyNotFound};
+        } else {  // later requests time out first
+          const Opcode opcode = i % 4 == 1 ? Opcode::kAdd : Opcode::kSet;
+          protocol::appendStore(batch, opcode, opaque, 1, key, "v",
+                                durable(static_cast<uint16_t>(400 - i * 7)));
+          expected[opaque] = {opcode, Status::kSyncWriteAmbiguous};
+        }
+        sent.push_back(opaque);
+      }
+      ASSERT_TRUE(client.sendRaw(batch).ok());
+      std::vector<uint32_t> order;
+      for (int i = 0; i < kRequests; ++i) {
+        auto answer = client.readResponse();
+        ASSERT_TRUE(answer.ok()) << answer.status();
+        const auto it = expected.find(answer->opaque);
+        ASSERT_NE(it, expected.end()) << "an unknown or repeated opaque " << answer->opaque;
+        EXPECT_EQ(answer->opcode, it->second.first) << answer->opaque;
+        EXPECT_EQ(answer->status, it->second.second) << answer->opaque;
+        expected.erase(it);
+        order.push_back(answer->opaque);
+      }
+      if (unordered) {
+        EXPECT_NE(order, sent) << "answered as decided: the refusals first";
+        EXPECT_EQ(order.front(), sent.front());
+      } else {
+        EXPECT_EQ(order, sent);
+      }
+      auto noop = client.noop();  // nothing else arrives: each was answered once
+      ASSERT_TRUE(noop.ok());
+      EXPECT_TRUE(client.takeStrayResponses().empty());
+    }
   }
 }
 

@@ -1,10 +1,12 @@
 // SET, ADD, REPLACE, DELETE.
 //
 // A write the durability layer commits at once is answered here; a SyncWrite
-// it accepts (kPending) is answered by its completion, through a LateReply,
-// when it commits (Success with the write's CAS) or is aborted
-// (SyncWriteAmbiguous 0xa3 with the reason). Only a write that may become a
-// SyncWrite builds a completion: a plain SET costs no closure.
+// it accepts (kPending) is answered when it commits (Success with the write's
+// CAS) or is aborted (SyncWriteAmbiguous 0xa3 with the reason): its
+// completion is the request's LateReply, and whoever holds the answer slot
+// builds the answer from the LateAnswerShape left in the context
+// (appendLateAnswer). Only a write that may become a SyncWrite takes a
+// LateReply.
 //
 // A request CAS makes SET, REPLACE and DELETE conditional: KeyExists 0x02
 // when the stored CAS differs, KeyNotFound 0x01 when there is no item; ADD
@@ -74,25 +76,8 @@ durability::WriteOp writeOpFor(Opcode opcode) {
   }
 }
 
-// How a mutation's Success is answered: its CAS, with MutationSeqno the
-// vbucket uuid and seqno as extras, and for INCREMENT/DECREMENT the new
-// counter as an 8-byte value. A quiet mutation answers nothing on success.
-// A SyncWrite's completion captures one (completionFor), so it is kept small:
-// 32 bytes, no string (see docs/memory.md).
-struct SuccessShape {
-  uint64_t vbucket_uuid = 0;  // sent with the seqno when has_uuid
-  uint64_t counter = 0;       // INCREMENT/DECREMENT: the answer's value, when has_counter
-  uint32_t opaque = 0;
-  Opcode opcode = Opcode::kSet;
-  bool quiet = false;
-  bool has_uuid = false;
-  bool has_counter = false;
-  bool zero_cas = false;
-  bool json = false;  // the connection negotiated JSON: error bodies are marked so
-};
-static_assert(sizeof(SuccessShape) == 32, "SuccessShape grew: update docs/memory.md");
-
-void appendSuccess(std::string& out, const SuccessShape& shape, uint64_t cas, uint64_t seqno) {
+// A mutation's Success answer (LateAnswerShape, command.h, says what it holds).
+void appendSuccess(std::string& out, const LateAnswerShape& shape, uint64_t cas, uint64_t seqno) {
   if (shape.quiet) return;
   std::string extras;
   if (shape.has_uuid) {
@@ -126,27 +111,8 @@ const std::string& ambiguousContext(durability::AmbiguousReason reason) {
   return contexts.at(static_cast<size_t>(reason));
 }
 
-// Answers a resolved SyncWrite through `late` (an empty answer for a quiet
-// one that committed: the connection sends nothing for it).
-durability::Completion completionFor(LateReply late, const SuccessShape& shape) {
-  return [late = std::move(late), shape](const durability::Resolution& resolution) {
-    // The client left (its connection closed): the write is resolved all
-    // the same, but nobody reads the answer — do not build it.
-    if (!late.listening()) return;
-    std::string response;
-    if (resolution.committed) {
-      appendSuccess(response, shape, resolution.cas, resolution.resolution_seqno);
-    } else {
-      protocol::appendErrorContextResponse(response, shape.opcode, Status::kSyncWriteAmbiguous,
-                                           shape.opaque, ambiguousContext(resolution.reason),
-                                           shape.json);
-    }
-    late(std::move(response));
-  };
-}
-
-SuccessShape shapeFor(const CommandContext& context, const Bucket& bucket) {
-  SuccessShape shape;
+LateAnswerShape shapeFor(const CommandContext& context, const Bucket& bucket) {
+  LateAnswerShape shape;
   shape.opcode = context.request.opcode;
   shape.opaque = context.request.opaque;
   shape.quiet = protocol::isQuiet(context.request.opcode);
@@ -169,17 +135,18 @@ SuccessShape shapeFor(const CommandContext& context, const Bucket& bucket) {
 // (a read-modify-write whose item changed under it).
 enum class Sent { kDone, kCasMoved };
 Sent send(CommandContext& context, Bucket& bucket, durability::WriteRequest write,
-          const SuccessShape& shape, const std::optional<LateReply>& late, bool retry_on_cas,
+          const LateAnswerShape& shape, const std::optional<LateReply>& late, bool retry_on_cas,
           Disposition& disposition) {
   const protocol::Request& request = context.request;
   durability::Completion completion;
-  if (late) completion = completionFor(*late, shape);
+  if (late) completion = *late;  // inline: no allocation (command.h)
   const uint64_t cas = write.cas;
   const durability::WriteResult result =
       bucket.write(request.vbucket, std::move(write), std::move(completion));
   disposition = Disposition::kAnswered;
   switch (result.status) {
     case durability::WriteStatus::kPending:
+      context.late_shape = shape;
       disposition = Disposition::kDeferred;
       break;
     case durability::WriteStatus::kCommitted:
@@ -284,7 +251,7 @@ Disposition readModifyWrite(CommandContext& context, Compute compute) {
     write.unix_now = now;
     write.durability = request.durability;
     if (!late && bucket->durability().mayPend(write)) late = context.defer();
-    SuccessShape shape = shapeFor(context, *bucket);
+    LateAnswerShape shape = shapeFor(context, *bucket);
     shape.has_counter = modified.counter.has_value();
     shape.counter = modified.counter.value_or(0);
     Disposition disposition = Disposition::kAnswered;
@@ -370,3 +337,18 @@ void addMutationCommands(CommandTable& table) {
 }
 
 }  // namespace syncwrite::server::commands
+
+namespace syncwrite::server {
+
+void appendLateAnswer(std::string& out, const LateAnswerShape& shape,
+                      const durability::Resolution& resolution) {
+  if (resolution.committed) {
+    commands::appendSuccess(out, shape, resolution.cas, resolution.resolution_seqno);
+    return;
+  }
+  protocol::appendErrorContextResponse(out, shape.opcode, protocol::Status::kSyncWriteAmbiguous,
+                                       shape.opaque, commands::ambiguousContext(resolution.reason),
+                                       shape.json);
+}
+
+}  // namespace syncwrite::server

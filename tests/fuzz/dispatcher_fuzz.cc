@@ -24,8 +24,9 @@
 //    docs/protocol.md); or for STAT any number ending in the empty
 //    terminator; it never uses a LateReply;
 //  - deferred (kDeferred): it appended nothing, and its LateReply is used
-//    exactly once (at the latest by the shutdown), with one such packet, or
-//    none for a quiet command.
+//    exactly once (at the latest by the shutdown); the answer built from
+//    its resolution and the shape it left (appendLateAnswer) is one such
+//    packet, or none for a quiet command.
 // Requests after one that closed the connection are not executed, as in
 // Connection (the loop stops); that is how the target drives, not a check.
 #include <chrono>
@@ -110,15 +111,15 @@ struct Fixture {
 struct LateAnswers final : server::ReplySink {
   std::mutex mutex;
   std::condition_variable changed;
-  std::map<size_t, std::vector<std::string>> by_request;  // request index -> answers
+  // request index -> resolutions
+  std::map<size_t, std::vector<syncwrite::durability::Resolution>> by_request;
 
-  // The slot number is the request's index.
-  void deliverLate(uint64_t index, std::string bytes) override {
+  // The ticket is the request's index.
+  void resolved(uint64_t index, const syncwrite::durability::Resolution& resolution) override {
     const std::lock_guard lock(mutex);
-    by_request[index].push_back(std::move(bytes));
+    by_request[index].push_back(resolution);
     changed.notify_all();
   }
-  bool listening() const noexcept override { return true; }
 };
 
 struct Executed {
@@ -126,6 +127,7 @@ struct Executed {
   uint32_t opaque;
   server::Disposition disposition;
   std::string out;
+  server::LateAnswerShape shape;  // when deferred: how its answer is built
 };
 
 // Checks that `bytes` are whole responses to (opcode, opaque), and how many.
@@ -183,17 +185,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;  // kTooBig, kBadMagic: closed
       const protocol::ParseResult parsed = protocol::parseRequest(next.packet);
       Executed& e = executed.emplace_back(
-          Executed{next.header.opcode, next.header.opaque, server::Disposition::kAnswered, {}});
+          Executed{next.header.opcode, next.header.opaque, server::Disposition::kAnswered, {}, {}});
       if (!parsed.ok()) {
         protocol::appendParseError(e.out, parsed, session.json);
         continue;
       }
       const size_t index = executed.size() - 1;
       int defers = 0;
-      e.disposition = f.dispatcher->execute(parsed.request, session, e.out, [&, index] {
-        ++defers;
-        return server::LateReply(late, index);
-      });
+      e.disposition = f.dispatcher->execute(
+          parsed.request, session, e.out,
+          [&, index] {
+            ++defers;
+            return server::LateReply(late.get(), index);
+          },
+          e.shape);
       FUZZ_CHECK(defers <= 1, "defer() called twice for one request");
       closed = e.disposition == server::Disposition::kClose;
     }
@@ -222,7 +227,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       FUZZ_CHECK(e.out.empty(), "a deferred request also answered at once");
       FUZZ_CHECK(it != late->by_request.end() && it->second.size() == 1,
                  "a deferred request not answered exactly once");
-      checkAnswer(it->second.front(), e.opcode, e.opaque);
+      std::string answer;
+      server::appendLateAnswer(answer, e.shape, it->second.front());
+      checkAnswer(answer, e.opcode, e.opaque);
     } else {
       FUZZ_CHECK(it == late->by_request.end(), "a request answered at once used its LateReply");
       checkAnswer(e.out, e.opcode, e.opaque);
