@@ -164,7 +164,7 @@ void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
         vb_.checkpointManager().queueResolution(vbucket::QueueOp::kCommit, head.prepare);
     keys_.erase(&prepare);
     if (prepare.deleted) {
-      vb_.hashTable().erase(prepare.key);
+      vb_.hashTable().erase(prepare.key());
     } else {
       vb_.hashTable().setCommitted(std::move(head.prepare.item));
     }

@@ -223,7 +223,7 @@ class ActiveDurabilityMonitor {
   struct KeyOf {
     static absl::string_view of(absl::string_view key) noexcept { return key; }
     static absl::string_view of(const vbucket::Item* prepare) noexcept {
-      return {prepare->key.data(), prepare->key.size()};
+      return {prepare->key().data(), prepare->key().size()};
     }
   };
   struct KeyHash {

@@ -85,7 +85,7 @@ TEST_F(MonitorTest, MajorityWriteCommitsOnTheReplicasAck) {
   EXPECT_EQ(res.resolution_seqno, 2u);
   EXPECT_EQ(res.cas, 7u);
   ASSERT_NE(vb_.hashTable().find("k"), nullptr);
-  EXPECT_EQ(vb_.hashTable().find("k")->value, "value");
+  EXPECT_EQ(vb_.hashTable().find("k")->value(), "value");
   EXPECT_FALSE(monitor_.hasSyncWrites());
   EXPECT_EQ(monitor_.headDeadline(), clock::kNever);
   const auto ops = testing::queuedOps(vb_.checkpointManager());

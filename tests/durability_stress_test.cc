@@ -188,9 +188,10 @@ TEST(DurabilityStressTest, EveryWriteResolvesOnceAndInSeqnoOrder) {
     for (const vbucket::LogRecord& record : cm.readItems("stress")) {
       const vbucket::Item& item = *record.item;
       if (record.op == QueueOp::kPrepare) {
-        open_prepare[item.key] = record.seqno;  // may replace one abandoned by leaving active
+        open_prepare[std::string(item.key())] =
+            record.seqno;  // may replace one abandoned by leaving active
       } else if (record.op == QueueOp::kCommit || record.op == QueueOp::kAbort) {
-        auto it = open_prepare.find(item.key);
+        auto it = open_prepare.find(std::string(item.key()));
         ASSERT_NE(it, open_prepare.end()) << "resolution of no prepare, vb " << v;
         EXPECT_EQ(item.seqno, it->second) << "resolution of another prepare, vb " << v;
         EXPECT_GT(record.seqno, it->second) << "resolved before prepared, vb " << v;

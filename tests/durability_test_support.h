@@ -98,7 +98,7 @@ inline std::vector<std::pair<vbucket::QueueOp, std::string>> queuedOps(
   cm.registerCursor(cursor);
   std::vector<std::pair<vbucket::QueueOp, std::string>> ops;
   for (const vbucket::LogRecord& record : cm.readItems(cursor))
-    ops.emplace_back(record.op, record.item->key);
+    ops.emplace_back(record.op, record.item->key());
   cm.removeCursor(cursor);
   return ops;
 }

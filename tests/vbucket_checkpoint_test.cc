@@ -60,7 +60,7 @@ TEST(CheckpointManager, SeqnosStartAtOneAndFollowQueueOrder) {
   EXPECT_EQ(c->seqno, 3u);
   EXPECT_EQ(x->seqno, 4u);
   EXPECT_EQ(p->op, QueueOp::kPrepare);
-  EXPECT_EQ(p->key, "b");
+  EXPECT_EQ(p->key(), "b");
   EXPECT_EQ(p->cas, 8u);
   EXPECT_EQ(m.highSeqno(), 4u);
 }
@@ -212,7 +212,7 @@ TEST(CheckpointManager, AResolutionIsReadAsItsOwnOpAndSeqnoOverThePreparesItem) 
   EXPECT_EQ(log[2].seqno, 3u);
   EXPECT_EQ(log[2].item, p.item) << "the commit refers to the prepare, not a copy";
   EXPECT_EQ(log[2].item->seqno, 1u);
-  EXPECT_EQ(log[2].item->value, "value");
+  EXPECT_EQ(log[2].item->value(), "value");
 }
 
 TEST(CheckpointManager, QueueResolutionRefusesMisuseAndQueuesNothing) {

@@ -160,7 +160,7 @@ TEST(HashTable, CommittedItemIsVisibleWithValueCasAndSeqno) {
   EXPECT_TRUE(vb.hashTable().setCommitted(commit));
   QueuedItem found = vb.hashTable().find("k");
   ASSERT_NE(found, nullptr);
-  EXPECT_EQ(found->value, "v1");
+  EXPECT_EQ(found->value(), "v1");
   EXPECT_EQ(found->cas, 42u);
   EXPECT_EQ(found->seqno, 2u);
   EXPECT_EQ(found.get(), commit.get()) << "shared with the checkpoint, not copied";
@@ -172,7 +172,7 @@ TEST(HashTable, OlderCommitDoesNotOverwriteNewer) {
   auto newer = vb.checkpointManager().queue(QueueOp::kMutation, "k", "new", 2);
   EXPECT_TRUE(vb.hashTable().setCommitted(newer));
   EXPECT_FALSE(vb.hashTable().setCommitted(older));
-  EXPECT_EQ(vb.hashTable().find("k")->value, "new");
+  EXPECT_EQ(vb.hashTable().find("k")->value(), "new");
   EXPECT_TRUE(vb.hashTable().erase("k"));
   EXPECT_FALSE(vb.hashTable().erase("k"));
   EXPECT_EQ(vb.hashTable().size(), 0u);

@@ -1,6 +1,9 @@
 #include "vbucket/checkpoint_manager.h"
 
+#include <cstdint>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <utility>
 
@@ -43,23 +46,46 @@ uint64_t CheckpointManager::openCheckpointLocked() {
 namespace {
 
 // One heap allocation per queued item: the item (its reference count
-// included) and its checkpoint entry. The entry's `item` is the checkpoint's
-// reference to the block; releasing the entry (releaseEntry) drops it, and the
-// block goes when no reader holds the item either (intrusive_ptr_release,
-// below).
+// included), its checkpoint entry, then the key's and the value's bytes. The entry's `item` is the
+// checkpoint's reference to the block; releasing the entry (releaseEntry) drops it, and the block
+// goes when no reader holds the item either (intrusive_ptr_release, below).
 //
-// What every block starts with: the item, built in place (the strings move
-// once, from the arguments), and the bucket memory the block is charged to.
-// The block charges its bytes to the bucket's item bytes for its life; the
+// What every block starts with: the item and the bucket memory the block is
+// charged to. create() allocates the block with room for the key and the
+// value after it and copies them there; destroy() is its only way out. The
+// block charges its bytes to the bucket's item bytes for its life; the
 // figure is recomputed from the item, which never changes once built, so only
-// the memory is stored. `Block` is the whole block, whose size is charged,
-// and `kKind` the tag that names it to intrusive_ptr_release.
+// the memory is stored. `Block` is the whole block, whose size (with the
+// bytes after it) is charged, and `kKind` the tag that names it to
+// intrusive_ptr_release.
 template <typename Block, ItemBlock kKind>
 struct ChargedItem : Item {
-  ChargedItem(BucketMemory* bucket_memory, QueueOp queued_op, std::string&& item_key,
-              std::string&& item_value, Cas item_cas, bool item_deleted, ItemMeta item_meta)
-      : Item{.key = std::move(item_key),
-             .value = std::move(item_value),
+  static Block* create(BucketMemory* bucket_memory, QueueOp queued_op, std::string_view key,
+                       std::string_view value, Cas item_cas, bool item_deleted,
+                       ItemMeta item_meta) {
+    if (key.size() > UINT32_MAX || value.size() > UINT32_MAX) {
+      throw std::length_error("an item's key or value is over 4 GiB");
+    }
+    void* raw = ::operator new(sizeof(Block) + key.size() + value.size());
+    char* bytes = static_cast<char*>(raw) + sizeof(Block);
+    if (!key.empty()) std::memcpy(bytes, key.data(), key.size());
+    if (!value.empty()) std::memcpy(bytes + key.size(), value.data(), value.size());
+    return ::new (raw) Block(bucket_memory, queued_op, bytes, key.size(), value.size(), item_cas,
+                             item_deleted, item_meta);
+  }
+
+  static void destroy(const Block* block) noexcept {
+    block->~Block();
+    ::operator delete(const_cast<Block*>(block));
+  }
+
+  // Only through create(), which has made room for the bytes after the block.
+  ChargedItem(BucketMemory* bucket_memory, QueueOp queued_op, const char* item_bytes,
+              size_t item_key_size, size_t item_value_size, Cas item_cas, bool item_deleted,
+              ItemMeta item_meta)
+      : Item{.bytes = item_bytes,
+             .key_size = static_cast<uint32_t>(item_key_size),
+             .value_size = static_cast<uint32_t>(item_value_size),
              .cas = item_cas,
              .meta = item_meta,
              .op = queued_op,
@@ -72,12 +98,14 @@ struct ChargedItem : Item {
   ChargedItem(const ChargedItem&) = delete;
   ChargedItem& operator=(const ChargedItem&) = delete;
 
+  BucketMemory* const memory;
+
+ private:
+  // What the block's allocation holds: the block, then the key and value.
   void charge(int64_t sign) const noexcept {
     if (memory == nullptr) return;
-    memory->addItemBytes(sign * static_cast<int64_t>(sizeof(Block) + key.size() + value.size()));
+    memory->addItemBytes(sign * static_cast<int64_t>(sizeof(Block) + key_size + value_size));
   }
-
-  BucketMemory* const memory;
 };
 
 struct QueuedBlock : ChargedItem<QueuedBlock, ItemBlock::kQueued> {
@@ -120,10 +148,10 @@ void intrusive_ptr_release(const Item* item) noexcept {
   if (item->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   switch (item->block) {
     case ItemBlock::kQueued:
-      delete static_cast<const QueuedBlock*>(item);
+      QueuedBlock::destroy(static_cast<const QueuedBlock*>(item));
       return;
     case ItemBlock::kPrepare:
-      delete static_cast<const PrepareBlock*>(item);
+      PrepareBlock::destroy(static_cast<const PrepareBlock*>(item));
       return;
   }
 }
@@ -143,12 +171,11 @@ Seqno CheckpointManager::appendLocked(CheckpointEntry* entry, const QueuedItem& 
   return seqno;
 }
 
-QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string value, Cas cas,
-                                    bool deleted, ItemMeta meta) {
+QueuedItem CheckpointManager::queue(QueueOp op, std::string_view key, std::string_view value,
+                                    Cas cas, bool deleted, ItemMeta meta) {
   // Allocate outside the lock; the seqno is filled in under it, before any
   // other thread can see the item.
-  auto* block =
-      new QueuedBlock(options_.memory, op, std::move(key), std::move(value), cas, deleted, meta);
+  QueuedBlock* block = QueuedBlock::create(options_.memory, op, key, value, cas, deleted, meta);
   Item* item = block;
   CheckpointEntry* entry = &block->entry;
   QueuedItem result = attach(block, *entry);  // owns the block from here
@@ -160,10 +187,10 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string key, std::string val
   return result;
 }
 
-QueuedPrepare CheckpointManager::queuePrepare(std::string key, std::string value, Cas cas,
+QueuedPrepare CheckpointManager::queuePrepare(std::string_view key, std::string_view value, Cas cas,
                                               bool deleted, ItemMeta meta) {
-  auto* block = new PrepareBlock(options_.memory, QueueOp::kPrepare, std::move(key),
-                                 std::move(value), cas, deleted, meta);
+  PrepareBlock* block =
+      PrepareBlock::create(options_.memory, QueueOp::kPrepare, key, value, cas, deleted, meta);
   Item* item = block;
   CheckpointEntry* entry = &block->entry;
   QueuedPrepare result(attach(block, *entry));  // owns the block from here

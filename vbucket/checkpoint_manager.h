@@ -114,18 +114,18 @@ class alignas(64) CheckpointManager {
   CheckpointManager& operator=(const CheckpointManager&) = delete;
 
   // Queues a change with the next seqno and returns the item, as every cursor
-  // will read it. The item and the entry are allocated before the lock is
-  // taken; under it, O(1) (and, once per max_items_per_checkpoint items, the
-  // allocation of a new checkpoint).
+  // will read it. The item, its entry and a copy of `key` and `value` are one
+  // allocation, made before the lock is taken; under it, O(1) (and, once per
+  // max_items_per_checkpoint items, the allocation of a new checkpoint).
   // `deleted` marks a deletion (Item::deleted); `meta` is carried as given.
-  QueuedItem queue(QueueOp op, std::string key, std::string value, Cas cas, bool deleted = false,
-                   ItemMeta meta = {});
+  QueuedItem queue(QueueOp op, std::string_view key, std::string_view value, Cas cas,
+                   bool deleted = false, ItemMeta meta = {});
 
   // Queues a prepare like queue(QueueOp::kPrepare, ...), in a heap block that
   // also holds the entry its commit or abort will take (queueResolution), so
   // that resolving a prepare allocates nothing and copies no key.
-  QueuedPrepare queuePrepare(std::string key, std::string value, Cas cas, bool deleted = false,
-                             ItemMeta meta = {});
+  QueuedPrepare queuePrepare(std::string_view key, std::string_view value, Cas cas,
+                             bool deleted = false, ItemMeta meta = {});
 
   // Queues the commit or abort (`op`) of `prepare`, with the next seqno, in
   // the entry reserved for it; returns that seqno. Readers see a LogRecord

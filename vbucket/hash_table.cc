@@ -24,7 +24,7 @@ void HashTable::charge(std::string_view key, int64_t sign) noexcept {
 bool HashTable::setCommitted(QueuedItem item) {
   QueuedItem replaced;  // released after the lock
   base::MutexLock lock(mutex_);
-  auto [it, inserted] = items_.try_emplace(item->key, nullptr);
+  auto [it, inserted] = items_.try_emplace(asAbsl(item->key()), nullptr);
   if (!inserted && it->second->seqno > item->seqno) return false;
   if (inserted) charge(it->first, +1);
   replaced = std::exchange(it->second, std::move(item));

@@ -12,7 +12,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <string_view>
 
 #include <boost/smart_ptr/intrusive_ptr.hpp>
@@ -44,12 +43,19 @@ struct ItemMeta {
 // builds them): what its last reference frees.
 enum class ItemBlock : uint8_t { kQueued, kPrepare };
 
-// The fields are ordered so that the small ones share the last 16 bytes: 96
-// in all with libstdc++ on x86-64, the reference count included (checked in
-// item.cc). `meta` may share its tail padding with what follows it.
+// The key's and the value's bytes are not in the item but after its block, in
+// the same allocation (checkpoint_manager.cc builds both): no string objects,
+// no allocation of their own. The fields are ordered so that the small ones
+// share the last 16 bytes: 48 in all on x86-64, the reference count included
+// (checked in item.cc). `meta` may share its tail padding with what follows
+// it. An item is never copied: its bytes belong to its block.
 struct Item {
-  std::string key;
-  std::string value;
+  std::string_view key() const noexcept { return {bytes, key_size}; }
+  std::string_view value() const noexcept { return {bytes + key_size, value_size}; }
+
+  const char* bytes = nullptr;  // the key, then the value
+  uint32_t key_size = 0;
+  uint32_t value_size = 0;
   Cas cas = 0;
   Seqno seqno = 0;  // assigned when queued (CheckpointManager::queue, queuePrepare)
   [[no_unique_address]] ItemMeta meta{};
@@ -70,7 +76,7 @@ struct Item {
   // Bytes this item accounts for: the object and its key and value bytes.
   // An estimate (allocator overhead and the block around the item are not
   // counted), used by checkpoint memory statistics.
-  size_t estimatedSize() const noexcept { return sizeof(Item) + key.size() + value.size(); }
+  size_t estimatedSize() const noexcept { return sizeof(Item) + key_size + value_size; }
 };
 
 // QueuedItem's reference counting (found by argument-dependent lookup). The

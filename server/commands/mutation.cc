@@ -282,10 +282,10 @@ Disposition counter(CommandContext& context) {
       m.meta.expiry = absoluteExpiry(request.expiry, now);
     } else {
       uint64_t current = 0;
-      const std::string& text = item->value;
+      const std::string_view text = item->value();
       const bool numeric = !text.empty() && text.size() <= 20 &&
-                           text.find_first_not_of("0123456789") == std::string::npos &&
-                           absl::SimpleAtoi(text, &current);
+                           text.find_first_not_of("0123456789") == std::string_view::npos &&
+                           absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &current);
       if (!numeric) {
         m.status = Status::kDeltaBadval;
         m.message = "the value is not a decimal number";
@@ -313,8 +313,8 @@ Disposition concat(CommandContext& context) {
       m.message = "no such key to append or prepend to";
       return m;
     }
-    m.value = append ? absl::StrCat(item->value, std::string(request.value))
-                     : absl::StrCat(std::string(request.value), item->value);
+    m.value = append ? absl::StrCat(std::string(item->value()), std::string(request.value))
+                     : absl::StrCat(std::string(request.value), std::string(item->value()));
     m.meta = item->meta;
     return m;
   });

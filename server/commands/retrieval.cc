@@ -49,7 +49,7 @@ void answerValue(CommandContext& context, const vbucket::Item& item, uint64_t ca
                                          .datatype = datatype,
                                          .extras = extras,
                                          .key = key,
-                                         .value = item.value});
+                                         .value = item.value()});
 }
 
 Disposition get(CommandContext& context) {
@@ -103,7 +103,7 @@ Disposition touch(CommandContext& context) {
     durability::WriteRequest write;
     write.op = durability::WriteOp::kSet;
     write.key = std::string(request.key);
-    write.value = item->value;
+    write.value = item->value();
     write.cas = Dispatcher::nextCas();
     write.expected_cas = item->cas;
     write.meta = item->meta;
