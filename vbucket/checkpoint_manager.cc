@@ -67,10 +67,10 @@ struct ChargedItem : Item {
       throw std::length_error("an item's key or value is over 4 GiB");
     }
     void* raw = ::operator new(sizeof(Block) + key.size() + value.size());
-    char* bytes = static_cast<char*>(raw) + sizeof(Block);
+    char* bytes = static_cast<char*>(raw) + sizeof(Block);  // where Item::bytes() looks
     if (!key.empty()) std::memcpy(bytes, key.data(), key.size());
     if (!value.empty()) std::memcpy(bytes + key.size(), value.data(), value.size());
-    return ::new (raw) Block(bucket_memory, queued_op, bytes, key.size(), value.size(), item_cas,
+    return ::new (raw) Block(bucket_memory, queued_op, key.size(), value.size(), item_cas,
                              item_deleted, item_meta);
   }
 
@@ -80,11 +80,9 @@ struct ChargedItem : Item {
   }
 
   // Only through create(), which has made room for the bytes after the block.
-  ChargedItem(BucketMemory* bucket_memory, QueueOp queued_op, const char* item_bytes,
-              size_t item_key_size, size_t item_value_size, Cas item_cas, bool item_deleted,
-              ItemMeta item_meta)
-      : Item{.bytes = item_bytes,
-             .key_size = static_cast<uint32_t>(item_key_size),
+  ChargedItem(BucketMemory* bucket_memory, QueueOp queued_op, size_t item_key_size,
+              size_t item_value_size, Cas item_cas, bool item_deleted, ItemMeta item_meta)
+      : Item{.key_size = static_cast<uint32_t>(item_key_size),
              .value_size = static_cast<uint32_t>(item_value_size),
              .cas = item_cas,
              .meta = item_meta,
@@ -120,6 +118,12 @@ struct PrepareBlock : ChargedItem<PrepareBlock, ItemBlock::kPrepare> {
   CheckpointEntry entry;
   ResolutionEntry resolution;
 };
+
+// Item::bytes() finds the key after the block by these sizes.
+static_assert(sizeof(QueuedBlock) == kItemBlockSizes[static_cast<size_t>(ItemBlock::kQueued)],
+              "QueuedBlock's size changed: update kItemBlockSizes (item.h)");
+static_assert(sizeof(PrepareBlock) == kItemBlockSizes[static_cast<size_t>(ItemBlock::kPrepare)],
+              "PrepareBlock's size changed: update kItemBlockSizes (item.h)");
 
 // The entry reserved for `prepare`'s commit or abort, or null when it has
 // none: not from queuePrepare, or used up already (queued: it has a seqno,

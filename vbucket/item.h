@@ -43,17 +43,26 @@ struct ItemMeta {
 // builds them): what its last reference frees.
 enum class ItemBlock : uint8_t { kQueued, kPrepare };
 
-// The key's and the value's bytes are not in the item but after its block, in
-// the same allocation (checkpoint_manager.cc builds both): no string objects,
-// no allocation of their own. The fields are ordered so that the small ones
-// share the last 16 bytes: 48 in all on x86-64, the reference count included
+// The size of each kind of block, by ItemBlock: its item's key and value
+// bytes start there (x86-64; checkpoint_manager.cc checks them against the
+// blocks it builds).
+inline constexpr uint32_t kItemBlockSizes[] = {80, 120};
+
+// The key's and the value's bytes are not in the item but right after its
+// block, in the same allocation (checkpoint_manager.cc builds both): no string
+// objects, no allocation of their own, and no pointer to them (the block's
+// kind says where they start). The fields are ordered so that the small ones
+// share the last 16 bytes: 40 in all on x86-64, the reference count included
 // (checked in item.cc). `meta` may share its tail padding with what follows
 // it. An item is never copied: its bytes belong to its block.
 struct Item {
-  std::string_view key() const noexcept { return {bytes, key_size}; }
-  std::string_view value() const noexcept { return {bytes + key_size, value_size}; }
+  std::string_view key() const noexcept { return {bytes(), key_size}; }
+  std::string_view value() const noexcept { return {bytes() + key_size, value_size}; }
+  // The key, then the value.
+  const char* bytes() const noexcept {
+    return reinterpret_cast<const char*>(this) + kItemBlockSizes[static_cast<size_t>(block)];
+  }
 
-  const char* bytes = nullptr;  // the key, then the value
   uint32_t key_size = 0;
   uint32_t value_size = 0;
   Cas cas = 0;

@@ -86,6 +86,9 @@ def start_server(bin_dir, config, workdir, name):
     its output to workdir/name.log); returns (process, port, log path). The
     caller waits for the port (wait_for_port) and stops the process."""
     config_path = os.path.join(workdir, f"{name}.json")
+    # Room for the writers' connections (N / PER_CONNECTION: 1,000 at N = 1M,
+    # the server's default max_connections) and the probes beside them.
+    config = {"max_connections": 4096, **config}
     with open(config_path, "w") as f:
         json.dump(config, f)
     port = free_port()
