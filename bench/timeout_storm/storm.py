@@ -13,7 +13,8 @@ bystander), starts syncwrite-server with two buckets:
     flight on "bystander" for the whole run, on its own connection.
 While the writes wait, it reads the server's RSS to price a pending write.
 
-Per run it reports: how fast the writes were accepted; RSS per pending write;
+Per run it reports: how fast the writes were accepted; RSS per pending write
+(and the whole process's peak);
 answer latency minus the timeout, which is how late the answer came (an
 upper bound: the deadline runs from the server's receipt, which is after the
 send); early answers (any latency below the timeout); every answer's status
@@ -191,6 +192,8 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
         "accepted_s": accepted_s,
         "accept_rate_per_s": n / accepted_s if accepted_s else None,
         "rss_per_pending_write_bytes": (peak_rss - rss_before) * 1024 / n if accepted_s else None,
+        # The whole process with every write pending (issue 23: 1M in 400 MiB).
+        "peak_rss_mib": peak_rss / 1024 if accepted_s else None,
         "late_ms": {k: (lat[k] / 1000 - timeout_ms) for k in ("p50", "p99", "p99_9", "max")},
         "fastest_answer_ms": lat["min"] / 1000,
         # The send comes before the server's receipt: an answer sooner than
@@ -353,7 +356,7 @@ def main():
                 print(f"storm: N={n}, {mode}", file=sys.stderr)
                 results.append(run_pair(args.bin, n, mode, args.timeout_ms, workdir))
 
-    print(f"| N | mode | accepted in | RSS per pending write | late p50 / p99 / max "
+    print(f"| N | mode | accepted in | RSS per pending write (whole RSS) | late p50 / p99 / max "
           f"(answer − {args.timeout_ms} ms timeout) | server: late p50 / p99 / max | early "
           "| not ambiguous | server CPU per write (all / resolution) "
           "| bystander p50 / p99 / max | SIGTERM to exit: clients gone / connected |")
@@ -370,6 +373,7 @@ def main():
         late, by, sl = r["late_ms"], r["bystander_us"], r["server_late_ms"]
         print(f"| {r['n']:,} | {r['mode']} | {f(r['accepted_s'], '.2f', ' s')} "
               f"| {f(r['rss_per_pending_write_bytes'], '.0f', ' B')} "
+              f"({f(r['peak_rss_mib'], '.0f', ' MiB')}) "
               f"| {late['p50']:.0f} / {late['p99']:.0f} / {late['max']:.0f} ms "
               f"| ≤ {sl['p50']:.1f} / ≤ {sl['p99']:.1f} / {sl['max']:.1f} ms "
               f"| {'yes' if r['early'] else 0} | {r['not_ambiguous']} "
