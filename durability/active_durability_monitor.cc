@@ -90,10 +90,10 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest&& request, Completion&& 
   if (writes_.empty()) max_deadline_ = clock::TimePoint::min();
   const bool may_expire_behind = deadline < max_deadline_;
   max_deadline_ = std::max(max_deadline_, deadline);
-  TrackedWrite& tracked = writes_.emplace_back(TrackedWrite{
-      vb_.checkpointManager().queuePrepare(std::move(request.key), std::move(request.value),
-                                           request.cas, deleted, request.meta),
-      deadline, level, /*answered=*/false, may_expire_behind, std::move(completion)});
+  TrackedWrite& tracked = writes_.emplace_back(
+      TrackedWrite{vb_.checkpointManager().queuePrepare(request.key, request.value, request.cas,
+                                                        deleted, request.meta),
+                   deadline, level, /*answered=*/false, may_expire_behind, std::move(completion)});
   const Seqno seqno = tracked.seqno();
   keys_.insert(tracked.prepare.item.get());
   if (may_expire_behind) {
@@ -113,12 +113,11 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest&& request, Completion&& 
 
 WriteResult ActiveDurabilityMonitor::writePlainLocked(WriteRequest&& request) {
   const bool deleted = request.op == WriteOp::kDelete;
-  std::string key = deleted ? request.key : std::string();
-  vbucket::QueuedItem item =
-      vb_.checkpointManager().queue(vbucket::QueueOp::kMutation, std::move(request.key),
-                                    std::move(request.value), request.cas, deleted, request.meta);
+  // The item copies the key and the value into its block.
+  vbucket::QueuedItem item = vb_.checkpointManager().queue(
+      vbucket::QueueOp::kMutation, request.key, request.value, request.cas, deleted, request.meta);
   if (deleted) {
-    vb_.hashTable().erase(key);
+    vb_.hashTable().erase(request.key);
   } else {
     vb_.hashTable().setCommitted(item);
   }
