@@ -4,6 +4,7 @@
 // flags, expiry, GET_META, TOUCH, GAT, and a chain with an undefined replica.
 // The Node SDK itself runs against the server in tests/sdk/.
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,19 @@ MutationOptions durable(uint16_t timeout_ms) {
   MutationOptions options;
   options.durability = DurabilitySpec{durability::Level::kMajority, timeout_ms};
   return options;
+}
+
+// A client of the default bucket; unless `ordered`, with UnorderedExecution
+// negotiated (throws if the server does not agree).
+protocol::Client connectOrdered(const ServerProcess& server, bool ordered) {
+  protocol::Client client = server.connect();
+  if (ordered) return client;
+  const Feature features[] = {Feature::kUnorderedExecution};
+  auto agreed = client.hello(features);
+  if (!agreed.ok() || agreed->size() != 1) {
+    throw std::runtime_error("the server did not agree to UnorderedExecution");
+  }
+  return client;
 }
 
 protocol::Client rawClient(const ServerProcess& server) {
@@ -143,13 +157,7 @@ TEST(ServerBootstrap, UnorderedExecutionAnswersWhatIsDecidedFirst) {
   ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
   for (const bool unordered : {false, true}) {
     SCOPED_TRACE(unordered ? "unordered" : "ordered");
-    auto client = server.connect();
-    if (unordered) {
-      const Feature features[] = {Feature::kUnorderedExecution};
-      auto agreed = client.hello(features);
-      ASSERT_TRUE(agreed.ok());
-      ASSERT_EQ(agreed->size(), 1u);
-    }
+    auto client = connectOrdered(server, !unordered);
     std::string batch;
     const uint32_t durable_opaque = client.nextOpaque();
     protocol::appendStore(batch, Opcode::kSet, durable_opaque, 1, "waits", "v", durable(300));
@@ -189,11 +197,7 @@ TEST(ServerBootstrap, ManySyncWritesAreEachAnsweredOnceWithTheirOwnShape) {
   ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
   for (const bool unordered : {false, true}) {
     SCOPED_TRACE(unordered ? "unordered" : "ordered");
-    auto client = server.connect();
-    if (unordered) {
-      const Feature features[] = {Feature::kUnorderedExecution};
-      ASSERT_TRUE(client.hello(features).ok());
-    }
+    auto client = connectOrdered(server, !unordered);
     for (int round = 0; round < 2; ++round) {
       SCOPED_TRACE(round);
       constexpr int kRequests = 40;
