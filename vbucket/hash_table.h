@@ -34,7 +34,7 @@ class HashTable {
   HashTable(const HashTable&) = delete;
   HashTable& operator=(const HashTable&) = delete;
 
-  // Makes `item` the visible value of item->key, unless the key already holds
+  // Makes `item` the visible value of item->key(), unless the key already holds
   // an item with a higher seqno (then it changes nothing and returns false):
   // racing committers of one key converge on the newest. Requires a non-null
   // item. O(1) expected; a replaced item is released after the lock.
