@@ -186,11 +186,10 @@ TEST(ServerCompletion, ALateReplyIsHeldWithoutAnAllocation) {
 // writes"): 100 durable SETs per vbucket on 1024 vbuckets, a silent replica,
 // each with a 24-byte key, a 100-byte value and the server's completion, a
 // LateReply (server/command.h), which std::function stores inline. The
-// figures are
-// what write() leaves allocated per write beyond the key and value bytes,
-// amortized over the containers' growth: the prepare item, its checkpoint
-// entry, the monitor's tracked write and key index, and whatever else the
-// path allocates. The server adds its answer slot per request
+// figures are what write() leaves allocated per write beyond the key and value
+// bytes, amortized over the containers' growth: the prepare item, its
+// checkpoint entry, the monitor's tracked write and key index, and whatever
+// else the path allocates. The server adds its answer slot per request
 // (docs/memory.md). Issue 23 asks for at most 256 bytes per pending write
 // beyond its key and value: 185.84 here.
 class PendingSyncWriteMemory : public DurabilityMemory {};

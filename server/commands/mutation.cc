@@ -23,13 +23,14 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
-#include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 
 #include "server/commands/families.h"
 #include "server/dispatcher.h"
+#include "server/parse_number.h"
 #include "server/protocol/byte_order.h"
 #include "server/protocol/response_encoder.h"
 
@@ -281,18 +282,20 @@ Disposition counter(CommandContext& context) {
       }
       m.meta.expiry = absoluteExpiry(request.expiry, now);
     } else {
-      uint64_t current = 0;
+      // Digits only: parseNumber alone would also take a sign or whitespace.
       const std::string_view text = item->value();
-      const bool numeric = !text.empty() && text.size() <= 20 &&
-                           text.find_first_not_of("0123456789") == std::string_view::npos &&
-                           absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &current);
-      if (!numeric) {
+      const std::optional<uint64_t> current =
+          !text.empty() && text.size() <= 20 &&
+                  text.find_first_not_of("0123456789") == std::string_view::npos
+              ? parseNumber<uint64_t>(text)
+              : std::nullopt;
+      if (!current) {
         m.status = Status::kDeltaBadval;
         m.message = "the value is not a decimal number";
         return m;
       }
-      value = increment ? current + request.delta  // wraps at 2^64
-                        : (current < request.delta ? 0 : current - request.delta);
+      value = increment ? *current + request.delta  // wraps at 2^64
+                        : (*current < request.delta ? 0 : *current - request.delta);
       m.meta = item->meta;
     }
     m.value = std::to_string(value);
