@@ -6,6 +6,7 @@
 // answer was counted as the protocol means it; it asserts no throughput or latency figure.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -47,7 +48,8 @@ TEST(McbpLoadSmoke, OneSecondOfMixAgainstTheServerIsAllSuccess) {
   ASSERT_TRUE(server.start());
   const nlohmann::json doc = runLoad(server,
                                      "--duration 1 --connections 2 --depth 8 --keys 1000 --preload "
-                                     "--op mix --set-ratio 0.5 --report-interval 0.5",
+                                     "--op mix --set-ratio 0.5 --report-interval 0.5 "
+                                     "--slow-log-us 1",
                                      "mix");
   ASSERT_TRUE(doc.is_object());
   EXPECT_GT(doc["ops"].get<uint64_t>(), 0u) << doc.dump(2);
@@ -57,6 +59,18 @@ TEST(McbpLoadSmoke, OneSecondOfMixAgainstTheServerIsAllSuccess) {
   EXPECT_EQ(doc["preload"]["statuses"]["0x00"].get<uint64_t>(), 1000u) << doc.dump(2);
   EXPECT_GT(doc["latency_us"]["max"].get<double>(), 0) << doc.dump(2);
   EXPECT_FALSE(doc["intervals"].empty()) << doc.dump(2);
+  // Every loopback round trip takes over 1 us: each request is logged, up to
+  // the cap, in the order their answers came, within the histogram's range.
+  const nlohmann::json& slow = doc["slow_requests"];
+  ASSERT_TRUE(slow.is_array()) << doc.dump(2);
+  EXPECT_EQ(slow.size(), std::min<uint64_t>(doc["ops"].get<uint64_t>(), uint64_t{2} * 10'000));
+  double previous = 0;
+  for (const nlohmann::json& r : slow) {
+    EXPECT_GE(r["answered_unix_s"].get<double>(), previous);
+    previous = r["answered_unix_s"].get<double>();
+    EXPECT_GE(r["latency_us"].get<double>(), 1.0);
+    EXPECT_LE(r["latency_us"].get<double>(), doc["latency_us"]["max"].get<double>() * 1.01);
+  }
 }
 
 // The quiet pipeline (batches of SETQ or GETKQ, each ended by a NOOP): every

@@ -250,6 +250,8 @@ absl::Status Connection::pump(NextRequest next, bool timed, bool quiet,
   fresh.reserve(depth);
   unsigned outstanding = 0;
   bool more = true;
+  const auto slow_log_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.slow_log).count());
   auto fill = [&](uint32_t slot) {
     if (!more) return;
     if (stop.load(std::memory_order_relaxed) || !next(out_, slot)) {
@@ -311,7 +313,15 @@ absl::Status Connection::pump(NextRequest next, bool timed, bool quiet,
         --outstanding;
         if (quiet) finishQuietBatch(quiet_batches_[opaque], timed);
         if (timed) {
-          stats_.latency.record(static_cast<uint64_t>(now - sent_ns[opaque]));
+          const auto latency_ns = static_cast<uint64_t>(now - sent_ns[opaque]);
+          stats_.latency.record(latency_ns);
+          if (slow_log_ns > 0 && latency_ns >= slow_log_ns && stats_.slow.size() < kSlowLogCap) {
+            stats_.slow.push_back(
+                {.answered_unix_s = std::chrono::duration<double>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count(),
+                 .latency_us = static_cast<double>(latency_ns) / 1000});
+          }
           if (!quiet) {
             stats_.statuses.add(status);
             ++stats_.ops;

@@ -51,9 +51,19 @@ struct Workload {
   static Workload build(const LoadOptions& options);
 };
 
+// A request that took longer than --slow-log-us.
+struct SlowRequest {
+  double answered_unix_s = 0;  // wall clock (system_clock) when its answer was read
+  double latency_us = 0;
+};
+
+// At most this many slow requests are kept per connection (the first ones).
+inline constexpr size_t kSlowLogCap = 10'000;
+
 struct ConnectionStats {
-  LatencyHistogram latency;  // nanoseconds, timed run only
-  StatusCounts statuses;     // timed run only
+  LatencyHistogram latency;       // nanoseconds, timed run only
+  std::vector<SlowRequest> slow;  // timed run only, with --slow-log-us
+  StatusCounts statuses;          // timed run only
   StatusCounts preload_statuses;
   uint64_t ops = 0;  // requests answered in the timed run (a quiet batch: all of it at its NOOP)
   // ops as of the last recv batch, for the interval lines read by another

@@ -158,11 +158,13 @@ absl::StatusOr<LoadResult> runLoad(const LoadOptions& options,
     ConnectionStats& stats = connections[i]->stats();
     result.ops += stats.ops;
     result.latency.add(stats.latency);
+    result.slow.insert(result.slow.end(), stats.slow.begin(), stats.slow.end());
     result.statuses.add(stats.statuses);
     result.preload_statuses.add(stats.preload_statuses);
     result.preload_s = std::max(result.preload_s, preload_s[i]);
     if (!run[i].ok()) result.errors.push_back(std::string(run[i].message()));
   }
+  std::ranges::sort(result.slow, {}, &SlowRequest::answered_unix_s);
   return result;
 }
 

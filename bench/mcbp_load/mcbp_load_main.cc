@@ -54,6 +54,9 @@ ABSL_FLAG(uint64_t, requests, 0, "total requests of the timed run; 0: run for --
 ABSL_FLAG(double, report_interval, 0, "seconds between interval lines; 0: none");
 ABSL_FLAG(std::optional<int>, server_pid, std::nullopt,
           "the server's pid: report its RSS, threads, fds and CPU from /proc");
+ABSL_FLAG(uint64_t, slow_log_us, 0,
+          "log every timed request slower than this many microseconds with the wall-clock time of "
+          "its answer (JSON slow_requests; the first 10000 per connection); 0: none");
 ABSL_FLAG(uint64_t, seed, 1, "random seed (each connection derives its own)");
 ABSL_FLAG(std::string, json, "", "also write the results as JSON to this file");
 
@@ -106,6 +109,7 @@ absl::StatusOr<LoadOptions> optionsFromFlags() {
   o.report_interval = millis(interval);
   o.server_pid = absl::GetFlag(FLAGS_server_pid);
   o.seed = absl::GetFlag(FLAGS_seed);
+  o.slow_log = std::chrono::microseconds(absl::GetFlag(FLAGS_slow_log_us));
   if (absl::Status valid = validate(o); !valid.ok()) return valid;
   return o;
 }

@@ -63,6 +63,10 @@ struct LoadOptions {
   uint64_t requests = 0;                         // total over all connections; 0: by duration
   std::chrono::milliseconds report_interval{0};  // 0: no interval lines
   std::optional<int> server_pid;                 // sample /proc/PID when set
+  // > 0: every timed request slower than this is logged with the wall-clock
+  // time of its answer (at most kSlowLogCap per connection), so a stall can
+  // be placed against what else happened then.
+  std::chrono::microseconds slow_log{0};
   uint64_t seed = 1;
 };
 

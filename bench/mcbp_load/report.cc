@@ -64,6 +64,10 @@ std::string formatSummary(const LoadResult& result) {
   absl::StrAppendFormat(&text, "  latency us: p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
                         micros(h.percentile(50)), micros(h.percentile(99)),
                         micros(h.percentile(99.9)), micros(h.max()));
+  if (result.options.slow_log.count() > 0) {
+    absl::StrAppendFormat(&text, "  slower than %d us: %d\n", result.options.slow_log.count(),
+                          result.slow.size());
+  }
   text += "  statuses:\n";
   text += statusLines(result.statuses);
   if (auto per_op = cpuPerOpMicros(result)) {
@@ -131,6 +135,14 @@ nlohmann::json toJson(const LoadResult& result) {
   if (o.preload) {
     json["preload"] = {{"seconds", result.preload_s},
                        {"statuses", statusJson(result.preload_statuses)}};
+  }
+  if (o.slow_log.count() > 0) {
+    json["options"]["slow_log_us"] = o.slow_log.count();
+    nlohmann::json slow = nlohmann::json::array();
+    for (const SlowRequest& r : result.slow) {
+      slow.push_back({{"answered_unix_s", r.answered_unix_s}, {"latency_us", r.latency_us}});
+    }
+    json["slow_requests"] = std::move(slow);
   }
   if (result.server_cpu_s) json["server_cpu_s"] = *result.server_cpu_s;
   if (auto per_op = cpuPerOpMicros(result)) json["server_cpu_us_per_op"] = *per_op;

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/mcbp_load/connection.h"
 #include "bench/mcbp_load/histogram.h"
 #include "bench/mcbp_load/options.h"
 #include "bench/mcbp_load/status_counts.h"
@@ -41,7 +42,8 @@ struct LoadResult {
   StatusCounts preload_statuses;
   double elapsed_s = 0;  // from the start of the timed run to the last answer
   uint64_t ops = 0;
-  LatencyHistogram latency;  // nanoseconds
+  LatencyHistogram latency;       // nanoseconds
+  std::vector<SlowRequest> slow;  // --slow-log-us: every connection's, by answer time
   StatusCounts statuses;
   std::vector<Interval> intervals;
   // utime + stime the server used over the timed run (--server-pid).
@@ -60,7 +62,8 @@ std::string formatInterval(const Interval& interval);
 std::string formatSummary(const LoadResult& result);
 
 // Everything: options, preload, totals, latency_us {p50, p99, p99_9, max},
-// statuses {"0x00": n, ...}, server_cpu_us_per_op, intervals, errors.
+// statuses {"0x00": n, ...}, server_cpu_us_per_op, intervals, errors, and
+// with --slow-log-us slow_requests [{answered_unix_s, latency_us}, ...].
 nlohmann::json toJson(const LoadResult& result);
 
 }  // namespace syncwrite::bench::mcbp_load

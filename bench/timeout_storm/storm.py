@@ -33,9 +33,15 @@ commit storm: N writes pending on a paused simulated replica (acking at
 once), then resumed; from the resume to the last answer, all must be 0x00,
 with the bystander running meanwhile.
 
+The bystander logs each request slower than STALL_US (mcbp_load
+--slow-log-us); the report places its worst ones on the storm's timeline
+(seconds after the first send, or after the resume), so a stall can be
+told apart by phase: arrival, timeouts, commits, the writers' exit. The
+writers run SCHED_IDLE unless --writers-sched normal (see WRITERS_SCHED).
+
 Usage (./dev bench storm runs it):
   storm.py --bin build/release/bin [--n 10000,100000,300000] [--modes event-driven,polling]
-           [--timeout-ms 2000] [--json out.json] [--shutdown-only]
+           [--timeout-ms 2000] [--json out.json] [--shutdown-only] [--writers-sched idle|normal]
 """
 
 import argparse
@@ -50,6 +56,22 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from loopback import free_port, wait_for_port  # noqa: E402
 
 PER_CONNECTION = 1000  # below the server's 1024 requests in flight per connection
+
+# The writers' scheduling policy (--writers-sched). "idle" runs them as
+# SCHED_IDLE: on this 2-vCPU machine their N/1000 threads share the cores
+# with the server, and at normal priority they preempted its I/O threads for
+# tens of ms at a time (perf sched: an I/O thread runnable and not running
+# for 57 ms while writer threads ran), which is what a bystander measured.
+# On a real deployment the writers run elsewhere; SCHED_IDLE is the nearest
+# this machine has to that. The bystander always runs at normal priority.
+WRITERS_SCHED = "idle"
+
+
+def start_writers(args, **kwargs):
+    """subprocess.Popen for the writers' mcbp_load, under WRITERS_SCHED."""
+    if WRITERS_SCHED == "idle":
+        kwargs["preexec_fn"] = lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    return subprocess.Popen(args, **kwargs)
 
 
 def rss_kb(pid):
@@ -110,11 +132,26 @@ def writers_args(bin_dir, port, n, timeout_ms):
             "--depth", str(-(-n // connections)), "--requests", str(n)]
 
 
+STALL_US = 5000  # a bystander request slower than this is placed on the timeline
+
+
 def bystander_args(bin_dir, port, duration_s, json_path):
     """mcbp_load keeping one GET or SET (half each) in flight on "bystander"."""
     return [os.path.join(bin_dir, "mcbp_load"), "--port", str(port), "--bucket", "bystander",
             "--op", "mix", "--set-ratio", "0.5", "--keys", "1000", "--connections", "1",
-            "--depth", "1", "--duration", str(duration_s), "--json", json_path]
+            "--depth", "1", "--duration", str(duration_s), "--json", json_path,
+            "--slow-log-us", str(STALL_US)]
+
+
+def stalls(bystander_report, since_unix_s, worst=8):
+    """The bystander's slowest requests (over STALL_US) as (seconds after
+    since_unix_s that the answer came, latency ms), the worst first; and how
+    many there were."""
+    slow = bystander_report.get("slow_requests", [])
+    ranked = sorted(slow, key=lambda r: -r["latency_us"])[:worst]
+    return {"count": len(slow),
+            "worst": [(round(r["answered_unix_s"] - since_unix_s, 3),
+                       round(r["latency_us"] / 1000, 1)) for r in ranked]}
 
 
 def wait_all_pending(bin_dir, port, n, writers, what):
@@ -151,7 +188,8 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
                 stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
             time.sleep(0.5)
         started = time.monotonic()
-        storm = subprocess.Popen(
+        started_unix = time.time()
+        storm = start_writers(
             writers_args(bin_dir, port, n, timeout_ms) +
             ["--server-pid", str(server.pid), "--json", storm_json],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -210,6 +248,8 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
                            for k in ("p50", "p99", "max")},
         "bystander_us": bystander_report["latency_us"] if bystander_report else None,
         "bystander_errors": bystander_report["errors"] if bystander_report else [],
+        # When the bystander stalled, in seconds after the storm's first send.
+        "bystander_stalls": stalls(bystander_report, started_unix) if bystander_report else None,
     }
 
 
@@ -229,8 +269,8 @@ def commit_storm(bin_dir, n, mode, workdir):
     procs = []
     try:
         wait_for_port(port, server, "syncwrite-server")
-        storm = subprocess.Popen(writers_args(bin_dir, port, n, 60000) + ["--json", storm_json],
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        storm = start_writers(writers_args(bin_dir, port, n, 60000) + ["--json", storm_json],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         procs.append(storm)
         wait_all_pending(bin_dir, port, n, storm, f"commit run (N={n}, {mode})")
         bystander = subprocess.Popen(
@@ -240,6 +280,7 @@ def commit_storm(bin_dir, n, mode, workdir):
         time.sleep(0.5)
         cpu_before = cpu_seconds(server.pid)
         started = time.monotonic()
+        started_unix = time.time()
         subprocess.run([os.path.join(bin_dir, "syncwrite-cli"), "--port", str(port), "--bucket",
                         "storm", "set-param", "simulated_replicas_paused", ""],
                        check=True, stdout=subprocess.DEVNULL)
@@ -266,7 +307,9 @@ def commit_storm(bin_dir, n, mode, workdir):
             # An upper bound: the bystander's requests count too.
             "cpu_us_per_write": cpu * 1e6 / n,
             "bystander_us": bystander_report["latency_us"],
-            "bystander_errors": bystander_report["errors"]}
+            "bystander_errors": bystander_report["errors"],
+            # When the bystander stalled, in seconds after the resume.
+            "bystander_stalls": stalls(bystander_report, started_unix)}
 
 
 def shutdown_seconds(bin_dir, n, mode, workdir, departed):
@@ -279,8 +322,8 @@ def shutdown_seconds(bin_dir, n, mode, workdir, departed):
     writers = None
     try:
         wait_for_port(port, server, "syncwrite-server")
-        writers = subprocess.Popen(writers_args(bin_dir, port, n, 60000),
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        writers = start_writers(writers_args(bin_dir, port, n, 60000),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_all_pending(bin_dir, port, n, writers, f"shutdown run (N={n}, {mode})")
         if departed:
             writers.kill()
@@ -309,6 +352,8 @@ def run_pair(bin_dir, n, mode, timeout_ms, workdir):
     beside = run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander=True)
     alone["bystander_us"] = beside["bystander_us"]
     alone["bystander_errors"] = beside["bystander_errors"]
+    alone["bystander_stalls"] = beside["bystander_stalls"]
+    alone["accepted_s_with_bystander"] = beside["accepted_s"]
     alone["late_ms_with_bystander"] = beside["late_ms"]
     alone["early"] = alone["early"] or beside["early"]
     alone["not_ambiguous"] += beside["not_ambiguous"]
@@ -342,9 +387,16 @@ def main():
     parser.add_argument("--modes", default="event-driven,polling")
     parser.add_argument("--timeout-ms", type=int, default=2000)
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--writers-sched", choices=("idle", "normal"), default="idle",
+                        help="the writers' scheduling policy: SCHED_IDLE (default: they stand "
+                        "for clients on other machines) or normal")
     parser.add_argument("--shutdown-only", action="store_true",
                         help="only SIGTERM to exit, clients gone and connected")
     args = parser.parse_args()
+    global WRITERS_SCHED
+    WRITERS_SCHED = args.writers_sched
+    print(f"storm: writers run {'SCHED_IDLE' if WRITERS_SCHED == 'idle' else 'at normal priority'}",
+          file=sys.stderr)
 
     if args.shutdown_only:
         shutdown_only(args)
@@ -391,6 +443,16 @@ def main():
         print(f"| {r['n']:,} | {r['mode']} | {c['resume_to_last_answer_s']:.2f} s "
               f"| {c['not_committed']} | {c['cpu_us_per_write']:.1f} µs "
               f"| {by['p50'] / 1000:.2f} / {by['p99'] / 1000:.2f} / {by['max'] / 1000:.1f} ms |")
+    print()
+    print(f"Bystander stalls over {STALL_US / 1000:g} ms, the worst first, as (seconds after the "
+          "storm's first send, or after the resume, : latency ms):")
+    for r in results:
+        for what, st in (("timeout storm", r["bystander_stalls"]),
+                         ("commit storm", r["commit"]["bystander_stalls"])):
+            worst = ", ".join(f"{t:.2f} s: {ms:g}" for t, ms in st["worst"])
+            phases = (f" (all pending at {r['accepted_s_with_bystander'] or 0:.2f} s, deadlines "
+                      f"from {r['timeout_ms'] / 1000:g} s)" if what == "timeout storm" else "")
+            print(f"- {r['n']:,} {r['mode']}, {what}{phases}: {st['count']} stalls; {worst}")
     if args.json:
         with open(args.json, "w") as out:
             json.dump(results, out, indent=1)
