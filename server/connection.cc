@@ -90,17 +90,23 @@ void Connection::onRead(const boost::system::error_code& error, size_t bytes) {
 void Connection::takeTurn() {
   if (processBuffered()) {
     // More is buffered than one turn may execute: send what is answered, and
-    // go on after the handlers queued meanwhile (other connections' reads).
+    // go on when the TurnQueue says (connection.h, "Fairness").
     turn_posted_ = true;
     context_.read_turns_yielded.fetch_add(1, std::memory_order_relaxed);
-    boost::asio::post(strand_, [self = shared_from_this()] {
-      self->turn_posted_ = false;
-      if (!self->closed_) self->takeTurn();
-    });
+    // Aliasing: the queue owns this connection through its (private) base.
+    context_.turns->push(std::shared_ptr<TurnQueue::Client>(shared_from_this(), this));
   } else {
     doRead();
   }
   flush();
+}
+
+void Connection::startTurn() {
+  boost::asio::post(strand_, [self = shared_from_this()] {
+    self->turn_posted_ = false;
+    if (!self->closed_) self->takeTurn();  // may queue its next turn
+    self->context_.turns->finished();
+  });
 }
 
 bool Connection::processBuffered() {
@@ -403,7 +409,8 @@ void Connection::onIdleTimer(const boost::system::error_code& error) {
     return;
   }
   const bool answer_owed = !slots_.empty() || unordered_pending_ > 0;
-  if (answer_owed || !session_.dcp_replica.empty()) {
+  // A turn waiting in the TurnQueue has requests to execute: not idle.
+  if (answer_owed || turn_posted_ || !session_.dcp_replica.empty()) {
     armIdleTimer(now + idle_time);
     return;
   }

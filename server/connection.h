@@ -31,13 +31,16 @@
 //
 // Fairness: one turn on the strand executes at most kRequestsPerTurn
 // requests. A read that brought more (a pipelining client: a 64 KiB read can
-// hold hundreds of SETs) sends what is answered and posts the rest as a new
-// turn, behind the handlers already queued — other connections' reads among
-// them — and reads no more until its buffer is drained. Without it, a burst
-// of pipelined writes on a few hundred connections queued ~1 ms of work per
-// connection ahead of everyone else: a GET on another connection waited up to
-// a third of a second (bench/timeout_storm). The figure is memcached's
-// default for -R (requests per event, "to prevent starvation").
+// hold hundreds of SETs) sends what is answered and queues the rest as a new
+// turn in the server's TurnQueue (turn_queue.h), which posts at most two
+// such turns per I/O thread at a time, in arrival order; it reads no more
+// until its buffer is drained. So a light connection's read waits behind a
+// few busy connections' turns, not one turn of each. Without the
+// budget, a burst of pipelined writes on a few hundred connections queued
+// ~1 ms of work per connection ahead of everyone else: a GET on another
+// connection waited up to a third of a second (bench/timeout_storm); with
+// the budget alone, 10–26 ms. The figure is memcached's default for -R
+// (requests per event, "to prevent starvation").
 //
 // Idle and stalled (connection_idle_time, unless 0): a timer on the strand,
 // re-armed only when it fires, closes a connection that made no progress
@@ -46,8 +49,9 @@
 // write is in flight: the client does not read its answers (stalled), and
 // it is closed even with SyncWrites pending. No progress with no write in
 // flight: closed (idle) unless an answer is still owed (a pending SyncWrite:
-// the client waits for us) or the connection opened DCP (a replica's stream
-// may be quiet as long as there is nothing to acknowledge).
+// the client waits for us), a turn waits in the TurnQueue (read requests
+// not yet executed), or the connection opened DCP (a replica's stream may be
+// quiet as long as there is nothing to acknowledge).
 //
 // Closing:
 //  - graceful (QUIT, server shutdown): stop reading, wait for every slot,
@@ -124,7 +128,9 @@ using StrandTimer =
     boost::asio::basic_waitable_timer<std::chrono::steady_clock,
                                       boost::asio::wait_traits<std::chrono::steady_clock>, Strand>;
 
-class Connection final : public std::enable_shared_from_this<Connection>, public ReplySink {
+class Connection final : public std::enable_shared_from_this<Connection>,
+                         public ReplySink,
+                         private TurnQueue::Client {
  public:
   // Requests in flight per connection before it stops reading.
   static constexpr size_t kMaxSlots = 1024;
@@ -172,8 +178,12 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   void doRead();
   void onRead(const boost::system::error_code& error, size_t bytes);
   // Executes buffered requests (processBuffered), then reads more or, when
-  // the turn's budget ran out first, posts another turn; flushes.
+  // the turn's budget ran out first, queues another turn (TurnQueue);
+  // flushes.
   void takeTurn();
+  // TurnQueue::Client: posts the queued turn to the strand; it ends with
+  // TurnQueue::finished().
+  void startTurn() override;
   // Executes up to kRequestsPerTurn buffered requests; true when it stopped
   // at that budget with more possibly buffered.
   bool processBuffered();

@@ -23,6 +23,7 @@
 #include "executor/executor_pool.h"
 #include "server/bucket.h"
 #include "server/sasl/user_store.h"
+#include "server/turn_queue.h"
 
 namespace syncwrite::server {
 
@@ -48,6 +49,9 @@ struct ServerContext {
   uint16_t port = 0;
 
   std::unique_ptr<executor::ExecutorPool> pool;
+  // Where a pipelining connection's continuation turns wait (turn_queue.h);
+  // 2 × io_threads of them are posted at a time (server.cc).
+  std::unique_ptr<TurnQueue> turns;
   std::map<std::string, std::unique_ptr<Bucket>, std::less<>> buckets;
 
   std::atomic<uint64_t> connections{0};  // open now
