@@ -79,9 +79,14 @@ absl::StatusOr<LoadResult> runLoad(const LoadOptions& options,
         // A budget of 0 with --requests means this connection sends nothing.
         if (options.requests == 0 || budget > 0) run[i] = connections[i]->run(budget, shared.stop);
       }
-      std::lock_guard lock(shared.mutex);
+      std::unique_lock lock(shared.mutex);
       ++shared.finished;
       shared.finished_changed.notify_all();
+      // Exit together, once every connection is done: a thread's exit is
+      // kernel work (on a shared machine, beside the server measured), and
+      // hundreds of them trickling out during the run cost a bystander
+      // tens of ms (bench/timeout_storm's commit storm).
+      shared.finished_changed.wait(lock, [&] { return shared.finished == n; });
     });
   }
 
