@@ -31,6 +31,9 @@ writes pending (60 s timeouts) twice: once after their clients were killed
 ambiguous "shutdown" first): the seconds from the signal to the exit. And a
 commit storm: N writes pending on a paused simulated replica (acking at
 once), then resumed; from the resume to the last answer, all must be 0x00,
+with the bystander running meanwhile. And an arrival burst: N durable SETs
+sent at once while a simulated replica acks each at once, so they commit as
+they are read; from the first send to the last answer, all must be 0x00,
 with the bystander running meanwhile.
 
 The bystander logs each request slower than STALL_US (mcbp_load
@@ -315,6 +318,63 @@ def commit_storm(bin_dir, n, mode, workdir):
             "bystander_stalls": stalls(bystander_report, started_unix)}
 
 
+def arrival_burst(bin_dir, n, mode, workdir):
+    """N durable SETs arrive at once (N/1000 connections, each sending its
+    1,000 in one go) while a simulated replica acks each at once, so they
+    commit as they are read. Reports the time from the first send to the last
+    answer, the server CPU per write, the statuses (all N must be 0x00), and
+    the bystander's latency over a window that covers the burst."""
+    config = {"buckets": {
+        "storm": {"replicas": ["replica1"], "durability_timeout_mode": mode,
+                  "simulated_replicas": {"replica1": {"ack_delay_ms": 0}}, "max_size": 8 << 30},
+        "bystander": {}}}
+    server, port, _ = start_server(bin_dir, config, workdir, "arrival")
+    storm_json = os.path.join(workdir, "arrival_run.json")
+    bystander_json = os.path.join(workdir, "arrival_bystander.json")
+    procs = []
+    try:
+        wait_for_port(port, server, "syncwrite-server")
+        time.sleep(0.3)
+        # The window: the burst took ~1.5 s per 300k here; the bystander
+        # goes on past the last answer, which only adds quiet requests.
+        bystander = subprocess.Popen(
+            bystander_args(bin_dir, port, 1.5 + n / 100000, bystander_json),
+            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        procs.append(bystander)
+        time.sleep(0.5)
+        cpu_before = cpu_seconds(server.pid)
+        started = time.monotonic()
+        started_unix = time.time()
+        storm = start_writers(writers_args(bin_dir, port, n, 60000) + ["--json", storm_json],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        procs.append(storm)
+        output = storm.communicate()[0]
+        burst_s = time.monotonic() - started
+        cpu = cpu_seconds(server.pid) - cpu_before
+        if storm.returncode != 0:
+            sys.exit(f"storm: mcbp_load (arrival, N={n}, {mode}) failed:\n{output}")
+        bystander.wait()
+        with open(storm_json) as f:
+            storm_report = json.load(f)
+        with open(bystander_json) as f:
+            bystander_report = json.load(f)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        server.terminate()
+        server.wait()
+    committed = storm_report["statuses"].get("0x00", 0)
+    return {"first_send_to_last_answer_s": burst_s, "committed": committed,
+            "not_committed": storm_report["ops"] - committed,
+            # An upper bound: the bystander's requests count too.
+            "cpu_us_per_write": cpu * 1e6 / n,
+            "bystander_us": bystander_report["latency_us"],
+            "bystander_errors": bystander_report["errors"],
+            "bystander_stalls": stalls(bystander_report, started_unix)}
+
+
 def shutdown_seconds(bin_dir, n, mode, workdir, departed):
     """SIGTERM with N SyncWrites pending (60 s timeouts): how long until the
     server exits. departed: the writers were killed first (their answers are
@@ -361,6 +421,7 @@ def run_pair(bin_dir, n, mode, timeout_ms, workdir):
     alone["early"] = alone["early"] or beside["early"]
     alone["not_ambiguous"] += beside["not_ambiguous"]
     alone["commit"] = commit_storm(bin_dir, n, mode, workdir)
+    alone["arrival"] = arrival_burst(bin_dir, n, mode, workdir)
     alone["shutdown_departed"] = shutdown_seconds(bin_dir, n, mode, workdir, departed=True)
     alone["shutdown_connected"] = shutdown_seconds(bin_dir, n, mode, workdir, departed=False)
     return alone
@@ -447,11 +508,22 @@ def main():
               f"| {c['not_committed']} | {c['cpu_us_per_write']:.1f} µs "
               f"| {by['p50'] / 1000:.2f} / {by['p99'] / 1000:.2f} / {by['max'] / 1000:.1f} ms |")
     print()
+    print("| N | mode | arrival burst (replica acking): first send to last answer | not committed "
+          "| server CPU per write | bystander p50 / p99 / max |")
+    print("|---|---|---|---|---|---|")
+    for r in results:
+        a = r["arrival"]
+        by = a["bystander_us"]
+        print(f"| {r['n']:,} | {r['mode']} | {a['first_send_to_last_answer_s']:.2f} s "
+              f"| {a['not_committed']} | {a['cpu_us_per_write']:.1f} µs "
+              f"| {by['p50'] / 1000:.2f} / {by['p99'] / 1000:.2f} / {by['max'] / 1000:.1f} ms |")
+    print()
     print(f"Bystander stalls over {STALL_US / 1000:g} ms, the worst first, as (seconds after the "
-          "storm's first send, or after the resume, : latency ms):")
+          "storm's first send, or after the resume: latency ms):")
     for r in results:
         for what, st in (("timeout storm", r["bystander_stalls"]),
-                         ("commit storm", r["commit"]["bystander_stalls"])):
+                         ("commit storm", r["commit"]["bystander_stalls"]),
+                         ("arrival burst", r["arrival"]["bystander_stalls"])):
             worst = ", ".join(f"{t:.2f} s: {ms:g}" for t, ms in st["worst"])
             phases = (f" (all pending at {r['accepted_s_with_bystander'] or 0:.2f} s, deadlines "
                       f"from {r['timeout_ms'] / 1000:g} s)" if what == "timeout storm" else "")
@@ -461,12 +533,14 @@ def main():
             json.dump(results, out, indent=1)
     bad = [r for r in results if r["early"] or r["not_ambiguous"] or r["bystander_errors"] or
            r["commit"]["not_committed"] or r["commit"]["bystander_errors"] or
+           r["arrival"]["not_committed"] or r["arrival"]["bystander_errors"] or
            any(r[k]["exit_code"] != 0 or not r[k]["drained"]
                for k in ("shutdown_departed", "shutdown_connected"))]
     if bad:
         sys.exit(f"storm: {len(bad)} run(s) had early answers, answers other than "
                  "SyncWriteAmbiguous, bystander errors, or a shutdown that did not drain "
-                 "or exit 0, or a commit storm that did not commit every write (see above)")
+                 "or exit 0, or a commit storm or arrival burst that did not commit every write "
+                 "(see above)")
 
 
 if __name__ == "__main__":
