@@ -31,17 +31,22 @@ class RecordingClient final : public TurnQueue::Client {
   std::vector<std::string>& started_;
 };
 
+// Clients named "a", "b", ... recording into `started`, each pushed once.
+std::vector<std::shared_ptr<RecordingClient>> pushClients(TurnQueue& queue, size_t count,
+                                                          std::vector<std::string>& started) {
+  std::vector<std::shared_ptr<RecordingClient>> clients;
+  for (size_t i = 0; i < count; ++i) {
+    clients.push_back(
+        std::make_shared<RecordingClient>(std::string(1, static_cast<char>('a' + i)), started));
+    queue.push(clients.back());
+  }
+  return clients;
+}
+
 TEST(TurnQueue, StartsAtMostConcurrentTurnsAndTheRestInPushOrder) {
   std::vector<std::string> started;
   TurnQueue queue(2);
-  auto a = std::make_shared<RecordingClient>("a", started);
-  auto b = std::make_shared<RecordingClient>("b", started);
-  auto c = std::make_shared<RecordingClient>("c", started);
-  auto d = std::make_shared<RecordingClient>("d", started);
-  queue.push(a);
-  queue.push(b);
-  queue.push(c);
-  queue.push(d);
+  const auto clients = pushClients(queue, 4, started);
   EXPECT_EQ(started, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(queue.running(), 2u);
   EXPECT_EQ(queue.waiting(), 2u);
@@ -59,7 +64,7 @@ TEST(TurnQueue, StartsAtMostConcurrentTurnsAndTheRestInPushOrder) {
   EXPECT_EQ(queue.running(), 0u);
   EXPECT_EQ(queue.waiting(), 0u);
 
-  queue.push(a);  // room again: started at once
+  queue.push(clients[0]);  // room again: started at once
   EXPECT_EQ(started.back(), "a");
   EXPECT_EQ(queue.running(), 1u);
 }
@@ -69,14 +74,9 @@ TEST(TurnQueue, StartsAtMostConcurrentTurnsAndTheRestInPushOrder) {
 TEST(TurnQueue, AClientThatQueuesItselfAgainGoesBehindTheOthers) {
   std::vector<std::string> started;
   TurnQueue queue(1);
-  auto a = std::make_shared<RecordingClient>("a", started);
-  auto b = std::make_shared<RecordingClient>("b", started);
-  auto c = std::make_shared<RecordingClient>("c", started);
-  queue.push(a);
-  queue.push(b);
-  queue.push(c);
+  const auto clients = pushClients(queue, 3, started);
   for (int round = 0; round < 2; ++round) {
-    for (const auto& client : {a, b, c}) {
+    for (const auto& client : clients) {
       queue.push(client);  // its turn had more to do
       queue.finished();
     }
@@ -87,13 +87,10 @@ TEST(TurnQueue, AClientThatQueuesItselfAgainGoesBehindTheOthers) {
 TEST(TurnQueue, ClearLetsGoOfTheWaitingClients) {
   std::vector<std::string> started;
   TurnQueue queue(1);
-  auto a = std::make_shared<RecordingClient>("a", started);
-  auto b = std::make_shared<RecordingClient>("b", started);
-  queue.push(a);
-  queue.push(b);
-  EXPECT_EQ(b.use_count(), 2);  // the queue holds b
+  const auto clients = pushClients(queue, 2, started);
+  EXPECT_EQ(clients[1].use_count(), 2);  // the queue holds b
   queue.clear();
-  EXPECT_EQ(b.use_count(), 1);
+  EXPECT_EQ(clients[1].use_count(), 1);
   EXPECT_EQ(queue.waiting(), 0u);
   EXPECT_EQ(queue.running(), 0u);
   EXPECT_EQ(started, (std::vector<std::string>{"a"}));

@@ -264,58 +264,9 @@ def commit_storm(bin_dir, n, mode, workdir):
     its acks commit them all at once. Reports the time from the resume to the
     last answer, the server CPU per committed write over that span, the
     statuses (all N must be 0x00), and the bystander's latency meanwhile."""
-    config = {"buckets": {
-        "storm": {"replicas": ["replica1"], "durability_timeout_mode": mode,
-                  "simulated_replicas": {"replica1": {"ack_delay_ms": 0}},
-                  "simulated_replicas_paused": "*", "max_size": 8 << 30},
-        "bystander": {}}}
-    server, port, _ = start_server(bin_dir, config, workdir, "commit")
-    storm_json = os.path.join(workdir, "commit_run.json")
-    bystander_json = os.path.join(workdir, "commit_bystander.json")
-    procs = []
-    try:
-        wait_for_port(port, server, "syncwrite-server")
-        storm = start_writers(writers_args(bin_dir, port, n, 60000) + ["--json", storm_json],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        procs.append(storm)
-        wait_all_pending(bin_dir, port, n, storm, f"commit run (N={n}, {mode})")
-        bystander = subprocess.Popen(
-            bystander_args(bin_dir, port, 2 + n / 100000, bystander_json),
-            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        procs.append(bystander)
-        time.sleep(0.5)
-        cpu_before = cpu_seconds(server.pid)
-        started = time.monotonic()
-        started_unix = time.time()
-        subprocess.run([os.path.join(bin_dir, "syncwrite-cli"), "--port", str(port), "--bucket",
-                        "storm", "set-param", "simulated_replicas_paused", ""],
-                       check=True, stdout=subprocess.DEVNULL)
-        output = storm.communicate()[0]
-        resolved_s = time.monotonic() - started
-        cpu = cpu_seconds(server.pid) - cpu_before
-        if storm.returncode != 0:
-            sys.exit(f"storm: mcbp_load (commit, N={n}, {mode}) failed:\n{output}")
-        bystander.wait()
-        with open(storm_json) as f:
-            storm_report = json.load(f)
-        with open(bystander_json) as f:
-            bystander_report = json.load(f)
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        server.terminate()
-        server.wait()
-    committed = storm_report["statuses"].get("0x00", 0)
-    return {"resume_to_last_answer_s": resolved_s, "committed": committed,
-            "not_committed": storm_report["ops"] - committed,
-            # An upper bound: the bystander's requests count too.
-            "cpu_us_per_write": cpu * 1e6 / n,
-            "bystander_us": bystander_report["latency_us"],
-            "bystander_errors": bystander_report["errors"],
-            # When the bystander stalled, in seconds after the resume.
-            "bystander_stalls": stalls(bystander_report, started_unix)}
+    result = committing_run(bin_dir, n, mode, workdir, held=True)
+    result["resume_to_last_answer_s"] = result.pop("seconds")
+    return result
 
 
 def arrival_burst(bin_dir, n, mode, workdir):
@@ -324,35 +275,67 @@ def arrival_burst(bin_dir, n, mode, workdir):
     commit as they are read. Reports the time from the first send to the last
     answer, the server CPU per write, the statuses (all N must be 0x00), and
     the bystander's latency over a window that covers the burst."""
-    config = {"buckets": {
-        "storm": {"replicas": ["replica1"], "durability_timeout_mode": mode,
-                  "simulated_replicas": {"replica1": {"ack_delay_ms": 0}}, "max_size": 8 << 30},
-        "bystander": {}}}
-    server, port, _ = start_server(bin_dir, config, workdir, "arrival")
-    storm_json = os.path.join(workdir, "arrival_run.json")
-    bystander_json = os.path.join(workdir, "arrival_bystander.json")
+    result = committing_run(bin_dir, n, mode, workdir, held=False)
+    result["first_send_to_last_answer_s"] = result.pop("seconds")
+    return result
+
+
+def committing_run(bin_dir, n, mode, workdir, held):
+    """N durable SETs (60 s timeouts) that a simulated replica acks at once,
+    the bystander beside them. held: the replica starts paused, the bystander
+    starts once all N are pending, and the clock starts at the resume (the
+    commit storm); otherwise the bystander starts first and the clock at the
+    first send (the arrival burst). Returns seconds (to the last answer),
+    committed / not_committed, cpu_us_per_write over those seconds, and the
+    bystander's latency, errors and stalls (seconds after the clock's start)."""
+    name = "commit" if held else "arrival"
+    replica = {"replicas": ["replica1"], "durability_timeout_mode": mode,
+               "simulated_replicas": {"replica1": {"ack_delay_ms": 0}}, "max_size": 8 << 30}
+    if held:
+        replica["simulated_replicas_paused"] = "*"
+    server, port, _ = start_server(bin_dir, {"buckets": {"storm": replica, "bystander": {}}},
+                                   workdir, name)
+    storm_json = os.path.join(workdir, f"{name}_run.json")
+    bystander_json = os.path.join(workdir, f"{name}_bystander.json")
     procs = []
-    try:
-        wait_for_port(port, server, "syncwrite-server")
-        time.sleep(0.3)
-        # The window: the burst took ~1.5 s per 300k here; the bystander
-        # goes on past the last answer, which only adds quiet requests.
-        bystander = subprocess.Popen(
-            bystander_args(bin_dir, port, 1.5 + n / 100000, bystander_json),
-            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        procs.append(bystander)
-        time.sleep(0.5)
-        cpu_before = cpu_seconds(server.pid)
-        started = time.monotonic()
-        started_unix = time.time()
+
+    def start_storm():
         storm = start_writers(writers_args(bin_dir, port, n, 60000) + ["--json", storm_json],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         procs.append(storm)
+        return storm
+
+    def start_bystander(seconds):
+        procs.append(subprocess.Popen(bystander_args(bin_dir, port, seconds, bystander_json),
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT))
+        time.sleep(0.5)
+        return procs[-1]
+
+    try:
+        wait_for_port(port, server, "syncwrite-server")
+        if held:
+            storm = start_storm()
+            wait_all_pending(bin_dir, port, n, storm, f"{name} run (N={n}, {mode})")
+            bystander = start_bystander(2 + n / 100000)
+        else:
+            time.sleep(0.3)
+            # The window: ~1.5 s per 300k here; past the last answer the
+            # bystander's requests are quiet ones.
+            bystander = start_bystander(1.5 + n / 100000)
+        cpu_before = cpu_seconds(server.pid)
+        started = time.monotonic()
+        started_unix = time.time()
+        if held:
+            subprocess.run([os.path.join(bin_dir, "syncwrite-cli"), "--port", str(port),
+                            "--bucket", "storm", "set-param", "simulated_replicas_paused", ""],
+                           check=True, stdout=subprocess.DEVNULL)
+        else:
+            storm = start_storm()
         output = storm.communicate()[0]
-        burst_s = time.monotonic() - started
+        seconds = time.monotonic() - started
         cpu = cpu_seconds(server.pid) - cpu_before
         if storm.returncode != 0:
-            sys.exit(f"storm: mcbp_load (arrival, N={n}, {mode}) failed:\n{output}")
+            sys.exit(f"storm: mcbp_load ({name}, N={n}, {mode}) failed:\n{output}")
         bystander.wait()
         with open(storm_json) as f:
             storm_report = json.load(f)
@@ -366,7 +349,7 @@ def arrival_burst(bin_dir, n, mode, workdir):
         server.terminate()
         server.wait()
     committed = storm_report["statuses"].get("0x00", 0)
-    return {"first_send_to_last_answer_s": burst_s, "committed": committed,
+    return {"seconds": seconds, "committed": committed,
             "not_committed": storm_report["ops"] - committed,
             # An upper bound: the bystander's requests count too.
             "cpu_us_per_write": cpu * 1e6 / n,
@@ -497,26 +480,20 @@ def main():
               f"{f(r['resolve_cpu_us_per_write'], '.1f', ' µs')} "
               f"| {by['p50'] / 1000:.2f} / {by['p99'] / 1000:.2f} / {by['max'] / 1000:.1f} ms "
               f"| {shutdown(r['shutdown_departed'])} / {shutdown(r['shutdown_connected'])} |")
-    print()
-    print("| N | mode | commit storm: resume to last answer | not committed "
-          "| server CPU per write | bystander p50 / p99 / max |")
-    print("|---|---|---|---|---|---|")
-    for r in results:
-        c = r["commit"]
-        by = c["bystander_us"]
-        print(f"| {r['n']:,} | {r['mode']} | {c['resume_to_last_answer_s']:.2f} s "
-              f"| {c['not_committed']} | {c['cpu_us_per_write']:.1f} µs "
-              f"| {by['p50'] / 1000:.2f} / {by['p99'] / 1000:.2f} / {by['max'] / 1000:.1f} ms |")
-    print()
-    print("| N | mode | arrival burst (replica acking): first send to last answer | not committed "
-          "| server CPU per write | bystander p50 / p99 / max |")
-    print("|---|---|---|---|---|---|")
-    for r in results:
-        a = r["arrival"]
-        by = a["bystander_us"]
-        print(f"| {r['n']:,} | {r['mode']} | {a['first_send_to_last_answer_s']:.2f} s "
-              f"| {a['not_committed']} | {a['cpu_us_per_write']:.1f} µs "
-              f"| {by['p50'] / 1000:.2f} / {by['p99'] / 1000:.2f} / {by['max'] / 1000:.1f} ms |")
+    for key, what, seconds in (("commit", "commit storm: resume to last answer",
+                                "resume_to_last_answer_s"),
+                               ("arrival", "arrival burst (replica acking): first send to last "
+                                "answer", "first_send_to_last_answer_s")):
+        print()
+        print(f"| N | mode | {what} | not committed | server CPU per write "
+              "| bystander p50 / p99 / max |")
+        print("|---|---|---|---|---|---|")
+        for r in results:
+            c = r[key]
+            by = c["bystander_us"]
+            print(f"| {r['n']:,} | {r['mode']} | {c[seconds]:.2f} s "
+                  f"| {c['not_committed']} | {c['cpu_us_per_write']:.1f} µs "
+                  f"| {by['p50'] / 1000:.2f} / {by['p99'] / 1000:.2f} / {by['max'] / 1000:.1f} ms |")
     print()
     print(f"Bystander stalls over {STALL_US / 1000:g} ms, the worst first, as (seconds after the "
           "storm's first send, or after the resume: latency ms):")
