@@ -247,7 +247,16 @@ void Connection::resolved(uint64_t ticket, const durability::Resolution& resolut
       drain_posted_ = true;
     }
   }
-  if (post) boost::asio::post(strand_, [self = std::move(post)] { self->drainInbox(); });
+  // Aliasing: the queue owns this connection through its drain turn.
+  if (post)
+    context_.drains->push(std::shared_ptr<TurnQueue::Client>(std::move(post), &drain_turn_));
+}
+
+void Connection::DrainTurn::startTurn() {
+  boost::asio::post(connection_.strand_, [self = connection_.shared_from_this()] {
+    self->drainInbox();
+    self->context_.drains->finished();
+  });
 }
 
 void Connection::drainInbox() {

@@ -71,10 +71,14 @@
 // slot's sequence number, or an index into the unordered shapes) may run on
 // any thread (an executor worker resolving timeouts, the I/O thread that took
 // a replica's ack). It appends the resolution to the connection's inbox
-// under a mutex and posts one drain to the strand only when the inbox was
-// empty, so the N answers that one timeout run or one ack resolves for this
-// connection cost one handler on the I/O thread and leave in one write — not
-// N handlers queued ahead of every other connection's reads. The drain builds
+// under a mutex and queues one drain only when the inbox was empty, so the N
+// answers that one timeout run or one ack resolves for this connection cost
+// one handler on the I/O thread and leave in one write — not N handlers
+// queued ahead of every other connection's reads. The drain waits in the
+// server's drain queue (a TurnQueue, like a continuation turn: at most two
+// per I/O thread posted at a time), so a storm that resolves writes for
+// hundreds of connections at once does not queue a drain of each ahead of
+// a light connection's read. The drain builds
 // each answer from the shape the request left (in its slot, or for the
 // unordered stream in unordered_shapes_) straight into the slot or the
 // unordered output. Once the connection has closed, a resolution is dropped
@@ -198,6 +202,16 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void resolved(uint64_t ticket, const durability::Resolution& resolution) override;
   // On the strand: answers every resolution the inbox holds, then flushes once.
   void drainInbox();
+  // The inbox's drain as a TurnQueue client (context_.drains): posts
+  // drainInbox() to the strand, which then reports finished.
+  class DrainTurn final : public TurnQueue::Client {
+   public:
+    explicit DrainTurn(Connection& connection) : connection_(connection) {}
+    void startTurn() override;
+
+   private:
+    Connection& connection_;
+  };
   void fill(uint64_t slot_seq, const durability::Resolution& resolution);
   void fillUnordered(uint32_t index, const durability::Resolution& resolution);
   // Requests that count against kMaxSlots.
@@ -263,6 +277,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   std::chrono::steady_clock::time_point last_progress_;
   // The inbox's answers while the strand fills them (kept for its capacity).
   std::vector<LateAnswer> draining_;
+  DrainTurn drain_turn_{*this};
 
   // Late answers from any thread, drained on the strand.
   base::Mutex inbox_mutex_;

@@ -74,6 +74,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::create(ServerConfig config) {
   // (a turn posted to a strand busy on the other thread leaves a thread
   // without one); with two, 1.01x (docs/benchmarks.md, "TurnQueue").
   context.turns = std::make_unique<TurnQueue>(2 * kIoThreads);
+  context.drains = std::make_unique<TurnQueue>(2 * kIoThreads);
   context.pool = std::make_unique<executor::ExecutorPool>(
       executor::ExecutorPool::threadsFor(server_config.get(config::keys::kNumNonioThreads)));
   for (BucketSpec& spec : config.buckets) {
@@ -252,6 +253,7 @@ void Server::shutdown() {
   for (std::thread& thread : io_threads_) thread.join();
   io_threads_.clear();
   context_.turns->clear();
+  context_.drains->clear();
   logLine("stopped");
 }
 

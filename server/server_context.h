@@ -52,6 +52,8 @@ struct ServerContext {
   // Where a pipelining connection's continuation turns wait (turn_queue.h);
   // 2 × io_threads of them are posted at a time (server.cc).
   std::unique_ptr<TurnQueue> turns;
+  // Where a connection's drain of late answers waits, the same way.
+  std::unique_ptr<TurnQueue> drains;
   std::map<std::string, std::unique_ptr<Bucket>, std::less<>> buckets;
 
   std::atomic<uint64_t> connections{0};  // open now
