@@ -39,8 +39,9 @@
 // budget, a burst of pipelined writes on a few hundred connections queued
 // ~1 ms of work per connection ahead of everyone else: a GET on another
 // connection waited up to a third of a second (bench/timeout_storm); with
-// the budget alone, 10–26 ms. The figure is memcached's default for -R
-// (requests per event, "to prevent starvation").
+// the budget alone, still tens of ms (docs/benchmarks.md, "Who stalls the
+// bystander"). The figure is memcached's default for -R (requests per
+// event, "to prevent starvation").
 //
 // Idle and stalled (connection_idle_time, unless 0): a timer on the strand,
 // re-armed only when it fires, closes a connection that made no progress
