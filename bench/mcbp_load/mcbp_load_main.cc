@@ -109,7 +109,11 @@ absl::StatusOr<LoadOptions> optionsFromFlags() {
   o.report_interval = millis(interval);
   o.server_pid = absl::GetFlag(FLAGS_server_pid);
   o.seed = absl::GetFlag(FLAGS_seed);
-  o.slow_log = std::chrono::microseconds(absl::GetFlag(FLAGS_slow_log_us));
+  const uint64_t slow_log_us = absl::GetFlag(FLAGS_slow_log_us);
+  if (slow_log_us > 3'600'000'000) {
+    return absl::InvalidArgumentError("--slow-log-us must be at most 3600000000 (an hour)");
+  }
+  o.slow_log = std::chrono::microseconds(slow_log_us);
   if (absl::Status valid = validate(o); !valid.ok()) return valid;
   return o;
 }
