@@ -385,10 +385,6 @@ def shutdown_seconds(bin_dir, n, mode, workdir, departed):
         server.send_signal(15)
         server.wait(timeout=60)
         seconds = time.monotonic() - started
-        if not held and seconds > window_s - 0.5:
-            print(f"storm: arrival burst (N={n}, {mode}) took {seconds:.1f} s, longer than the "
-                  f"bystander's window after it started ({window_s - 0.5:.1f} s): its figures "
-                  "miss the end of the burst", file=sys.stderr)
     finally:
         if server.poll() is None:
             server.kill()
