@@ -102,6 +102,7 @@ nlohmann::json toJson(const LoadResult& result) {
       {"seed", o.seed},
   };
   if (o.server_pid) options["server_pid"] = *o.server_pid;
+  if (o.slow_log.count() > 0) options["slow_log_us"] = o.slow_log.count();
 
   const LatencyHistogram& h = result.latency;
   nlohmann::json intervals = nlohmann::json::array();
@@ -137,7 +138,6 @@ nlohmann::json toJson(const LoadResult& result) {
                        {"statuses", statusJson(result.preload_statuses)}};
   }
   if (o.slow_log.count() > 0) {
-    json["options"]["slow_log_us"] = o.slow_log.count();
     nlohmann::json slow = nlohmann::json::array();
     for (const SlowRequest& r : result.slow) {
       slow.push_back({{"answered_unix_s", r.answered_unix_s}, {"latency_us", r.latency_us}});
