@@ -106,5 +106,24 @@ TEST(McbpLoadSmoke, QuietBatchesCountEveryRequestByWhatSilenceMeans) {
   EXPECT_GT(misses, get_ops / 2) << gets.dump(2);
 }
 
+// Many connections on few threads (--threads): each connection's share of a
+// request budget is sent and answered exactly once, the preload reaches every
+// key, and the report says how many threads drove them.
+TEST(McbpLoadSmoke, ManyConnectionsOnTwoThreadsSendTheirWholeBudget) {
+  server::testing::ServerProcess server;
+  ASSERT_TRUE(server.start());
+  const nlohmann::json doc = runLoad(server,
+                                     "--requests 5003 --connections 13 --threads 2 --depth 5 "
+                                     "--keys 1000 --preload --op mix --set-ratio 0.5",
+                                     "threads");
+  ASSERT_TRUE(doc.is_object());
+  EXPECT_EQ(doc["options"]["threads"].get<unsigned>(), 2u) << doc.dump(2);
+  EXPECT_EQ(doc["ops"].get<uint64_t>(), 5003u) << doc.dump(2);
+  EXPECT_TRUE(doc["errors"].empty()) << doc.dump(2);
+  ASSERT_EQ(doc["statuses"].size(), 1u) << doc.dump(2);
+  EXPECT_EQ(doc["statuses"]["0x00"].get<uint64_t>(), 5003u) << doc.dump(2);
+  EXPECT_EQ(doc["preload"]["statuses"]["0x00"].get<uint64_t>(), 1000u) << doc.dump(2);
+}
+
 }  // namespace
 }  // namespace syncwrite::bench

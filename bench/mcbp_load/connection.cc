@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -170,48 +169,44 @@ bool Connection::appendRandomRequest(std::string& out, uint32_t opaque, bool qui
   return false;
 }
 
-absl::Status Connection::preload() {
-  uint64_t n = index_;
-  const std::atomic<bool> never_stop{false};
-  return pump(
-      [&](std::string& out, uint32_t opaque) {
-        if (n >= options_.keys) return false;
-        formatKey(key_, static_cast<uint32_t>(n));
-        protocol::appendStore(out, protocol::Opcode::kSet, opaque, workload_.vbucket_of_key[n],
-                              key_, workload_.value);
-        n += options_.connections;
-        return true;
-      },
-      /*timed=*/false, /*quiet=*/false, never_stop);
+absl::Status Connection::startPreload() {
+  preload_next_ = index_;
+  return start(Phase::kPreload, /*quiet=*/false);
 }
 
-absl::Status Connection::run(uint64_t budget, const std::atomic<bool>& stop) {
-  uint64_t sent = 0;
+absl::Status Connection::startRun(uint64_t budget, const std::atomic<bool>& stop) {
+  budget_ = budget;
+  sent_ = 0;
+  stop_ = &stop;
+  if (options_.quiet_batch > 0) quiet_batches_.assign(options_.depth, QuietBatch{});
+  return start(Phase::kRun, /*quiet=*/options_.quiet_batch > 0);
+}
+
+bool Connection::next(std::string& out, uint32_t opaque) {
+  if (phase_ == Phase::kPreload) {
+    if (preload_next_ >= options_.keys) return false;
+    const auto n = static_cast<uint32_t>(preload_next_);
+    formatKey(key_, n);
+    protocol::appendStore(out, protocol::Opcode::kSet, opaque, workload_.vbucket_of_key[n], key_,
+                          workload_.value);
+    preload_next_ += options_.connections;
+    return true;
+  }
+  if (stop_->load(std::memory_order_relaxed) || (budget_ != 0 && sent_ >= budget_)) return false;
   const uint32_t batch = options_.quiet_batch;
   if (batch == 0) {
-    return pump(
-        [&](std::string& out, uint32_t opaque) {
-          if (budget != 0 && sent >= budget) return false;
-          appendRandomRequest(out, opaque, /*quiet=*/false);
-          ++sent;
-          return true;
-        },
-        /*timed=*/true, /*quiet=*/false, stop);
+    appendRandomRequest(out, opaque, /*quiet=*/false);
+    ++sent_;
+    return true;
   }
-  quiet_batches_.assign(options_.depth, QuietBatch{});
-  return pump(
-      [&](std::string& out, uint32_t opaque) {
-        if (budget != 0 && sent >= budget) return false;
-        QuietBatch& slot = quiet_batches_[opaque];
-        slot = QuietBatch{};
-        for (uint32_t i = 0; i < batch; ++i) {
-          ++(appendRandomRequest(out, opaque, /*quiet=*/true) ? slot.reads : slot.mutations);
-        }
-        protocol::appendSimple(out, protocol::Opcode::kNoop, opaque);
-        sent += batch;
-        return true;
-      },
-      /*timed=*/true, /*quiet=*/true, stop);
+  QuietBatch& slot = quiet_batches_[opaque];
+  slot = QuietBatch{};
+  for (uint32_t i = 0; i < batch; ++i) {
+    ++(appendRandomRequest(out, opaque, /*quiet=*/true) ? slot.reads : slot.mutations);
+  }
+  protocol::appendSimple(out, protocol::Opcode::kNoop, opaque);
+  sent_ += batch;
+  return true;
 }
 
 void Connection::finishQuietBatch(QuietBatch& batch, bool timed) {
@@ -231,7 +226,7 @@ absl::Status Connection::sendSome() {
     if (n > 0) {
       out_sent_ += static_cast<size_t>(n);
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      return absl::OkStatus();  // the rest goes when poll() says POLLOUT
+      return absl::OkStatus();  // the rest goes when the socket is writable
     } else if (errno != EINTR) {
       return failure(absl::StrCat("send: ", std::strerror(errno)));
     }
@@ -241,124 +236,133 @@ absl::Status Connection::sendSome() {
   return absl::OkStatus();
 }
 
-absl::Status Connection::pump(NextRequest next, bool timed, bool quiet,
-                              const std::atomic<bool>& stop) {
+absl::Status Connection::start(Phase phase, bool quiet) {
+  phase_ = phase;
+  timed_ = phase == Phase::kRun;
+  quiet_ = quiet;
+  more_ = true;
   const unsigned depth = options_.depth;
-  std::vector<int64_t> sent_ns(depth, 0);
-  std::vector<char> in_flight(depth, 0);
-  std::vector<uint32_t> fresh;  // slots filled since the last send
-  fresh.reserve(depth);
-  unsigned outstanding = 0;
-  bool more = true;
+  sent_ns_.assign(depth, 0);
+  in_flight_.assign(depth, 0);
+  fresh_.clear();
+  fresh_.reserve(depth);
+  outstanding_ = 0;
+  last_read_ns_ = nowNs();
+  for (uint32_t slot = 0; slot < depth; ++slot) fill(slot);
+  return sendFresh();
+}
+
+void Connection::fill(uint32_t slot) {
+  if (!more_) return;
+  if (!next(out_, slot)) {
+    more_ = false;
+    return;
+  }
+  in_flight_[slot] = 1;
+  ++outstanding_;
+  fresh_.push_back(slot);
+}
+
+absl::Status Connection::sendFresh() {
+  if (fresh_.empty()) return absl::OkStatus();
+  const int64_t now = nowNs();
+  for (uint32_t slot : fresh_) sent_ns_[slot] = now;
+  fresh_.clear();
+  return sendSome();
+}
+
+absl::Status Connection::checkHang(int64_t now_ns) const {
+  const int64_t guard_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          kHangGuard + std::chrono::milliseconds(options_.durability_timeout_ms))
+          .count();
+  if (outstanding_ == 0 || now_ns - last_read_ns_ < guard_ns) return absl::OkStatus();
+  return failure(absl::StrCat("no response for ", guard_ns / 1'000'000, " ms with ", outstanding_,
+                              " requests in flight"));
+}
+
+absl::Status Connection::onReady(bool readable, bool writable) {
+  if (writable && wantsWrite()) {
+    if (absl::Status s = sendSome(); !s.ok()) return s;
+  }
+  if (!readable) return absl::OkStatus();
+  const ssize_t n = ::recv(fd_, in_.data() + in_size_, in_.size() - in_size_, 0);
+  if (n > 0) {
+    const int64_t now = nowNs();
+    last_read_ns_ = now;
+    in_size_ += static_cast<size_t>(n);
+    if (absl::Status s = handleResponses(now); !s.ok()) return s;
+    if (timed_) stats_.progress.store(stats_.ops, std::memory_order_relaxed);
+    return sendFresh();
+  }
+  if (n == 0) {
+    return failure(absl::StrCat("the server closed the connection with ", outstanding_,
+                                " requests in flight"));
+  }
+  if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) return absl::OkStatus();
+  return failure(absl::StrCat("recv: ", std::strerror(errno)));
+}
+
+absl::Status Connection::handleResponses(int64_t now_ns) {
+  const unsigned depth = options_.depth;
   const auto slow_log_ns = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(options_.slow_log).count());
-  auto fill = [&](uint32_t slot) {
-    if (!more) return;
-    if (stop.load(std::memory_order_relaxed) || !next(out_, slot)) {
-      more = false;
-      return;
+  size_t pos = 0;
+  while (in_size_ - pos >= kHeaderSize) {
+    const char* header = in_.data() + pos;
+    const auto magic = static_cast<uint8_t>(header[0]);
+    if (magic != kResponseMagic && magic != kAltResponseMagic) {
+      return failure(absl::StrCat("the server sent a packet with magic 0x",
+                                  absl::Hex(magic, absl::kZeroPad2),
+                                  ", not a response (0x81 or 0x18)"));
     }
-    in_flight[slot] = 1;
-    ++outstanding;
-    fresh.push_back(slot);
-  };
-  auto send_fresh = [&]() -> absl::Status {
-    if (fresh.empty()) return absl::OkStatus();
-    const int64_t now = nowNs();
-    for (uint32_t slot : fresh) sent_ns[slot] = now;
-    fresh.clear();
-    return sendSome();
-  };
-  const int hang_guard_ms = static_cast<int>(kHangGuard.count()) + options_.durability_timeout_ms;
-
-  for (uint32_t slot = 0; slot < depth; ++slot) fill(slot);
-  if (absl::Status s = send_fresh(); !s.ok()) return s;
-
-  while (outstanding > 0) {
-    const ssize_t n = ::recv(fd_, in_.data() + in_size_, in_.size() - in_size_, 0);
-    if (n > 0) {
-      const int64_t now = nowNs();
-      in_size_ += static_cast<size_t>(n);
-      size_t pos = 0;
-      while (in_size_ - pos >= kHeaderSize) {
-        const char* header = in_.data() + pos;
-        const auto magic = static_cast<uint8_t>(header[0]);
-        if (magic != kResponseMagic && magic != kAltResponseMagic) {
-          return failure(absl::StrCat("the server sent a packet with magic 0x",
-                                      absl::Hex(magic, absl::kZeroPad2),
-                                      ", not a response (0x81 or 0x18)"));
-        }
-        const size_t total = kHeaderSize + load32(header + 8);
-        if (in_size_ - pos < total) {
-          if (total > in_.size()) in_.resize(total);  // a value bigger than the buffer
-          break;
-        }
-        const uint32_t opaque = load32(header + 12);
-        if (opaque >= depth || !in_flight[opaque]) {
-          return failure(absl::StrCat("the server answered opaque ", opaque,
-                                      ", which no request in flight has"));
-        }
-        const uint16_t status = load16(header + 6);
-        const auto opcode = static_cast<protocol::Opcode>(header[1]);
-        if (quiet && opcode != protocol::Opcode::kNoop) {
-          // A quiet request that answered (a failure, or a GETKQ hit): its
-          // batch stays in flight until the NOOP.
-          QuietBatch& batch = quiet_batches_[opaque];
-          ++(opcode == protocol::Opcode::kGetKQ ? batch.answered_reads : batch.answered_mutations);
-          (timed ? stats_.statuses : stats_.preload_statuses).add(status);
-          pos += total;
-          continue;
-        }
-        in_flight[opaque] = 0;
-        --outstanding;
-        if (quiet) finishQuietBatch(quiet_batches_[opaque], timed);
-        if (timed) {
-          const auto latency_ns = static_cast<uint64_t>(now - sent_ns[opaque]);
-          stats_.latency.record(latency_ns);
-          if (slow_log_ns > 0 && latency_ns >= slow_log_ns && stats_.slow.size() < kSlowLogCap) {
-            stats_.slow.push_back(
-                {.answered_unix_s = std::chrono::duration<double>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count(),
-                 .latency_us = static_cast<double>(latency_ns) / 1000});
-          }
-          if (!quiet) {
-            stats_.statuses.add(status);
-            ++stats_.ops;
-          }
-        } else if (!quiet) {
-          stats_.preload_statuses.add(status);
-        }
-        fill(opaque);
-        pos += total;
-      }
-      if (pos > 0) {
-        std::memmove(in_.data(), in_.data() + pos, in_size_ - pos);
-        in_size_ -= pos;
-      }
-      if (timed) stats_.progress.store(stats_.ops, std::memory_order_relaxed);
-      if (absl::Status s = send_fresh(); !s.ok()) return s;
+    const size_t total = kHeaderSize + load32(header + 8);
+    if (in_size_ - pos < total) {
+      if (total > in_.size()) in_.resize(total);  // a value bigger than the buffer
+      break;
+    }
+    const uint32_t opaque = load32(header + 12);
+    if (opaque >= depth || !in_flight_[opaque]) {
+      return failure(
+          absl::StrCat("the server answered opaque ", opaque, ", which no request in flight has"));
+    }
+    const uint16_t status = load16(header + 6);
+    const auto opcode = static_cast<protocol::Opcode>(header[1]);
+    if (quiet_ && opcode != protocol::Opcode::kNoop) {
+      // A quiet request that answered (a failure, or a GETKQ hit): its
+      // batch stays in flight until the NOOP.
+      QuietBatch& batch = quiet_batches_[opaque];
+      ++(opcode == protocol::Opcode::kGetKQ ? batch.answered_reads : batch.answered_mutations);
+      (timed_ ? stats_.statuses : stats_.preload_statuses).add(status);
+      pos += total;
       continue;
     }
-    if (n == 0) {
-      return failure(absl::StrCat("the server closed the connection with ", outstanding,
-                                  " requests in flight"));
+    in_flight_[opaque] = 0;
+    --outstanding_;
+    if (quiet_) finishQuietBatch(quiet_batches_[opaque], timed_);
+    if (timed_) {
+      const auto latency_ns = static_cast<uint64_t>(now_ns - sent_ns_[opaque]);
+      stats_.latency.record(latency_ns);
+      if (slow_log_ns > 0 && latency_ns >= slow_log_ns && stats_.slow.size() < kSlowLogCap) {
+        stats_.slow.push_back(
+            {.answered_unix_s =
+                 std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                     .count(),
+             .latency_us = static_cast<double>(latency_ns) / 1000});
+      }
+      if (!quiet_) {
+        stats_.statuses.add(status);
+        ++stats_.ops;
+      }
+    } else if (!quiet_) {
+      stats_.preload_statuses.add(status);
     }
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      return failure(absl::StrCat("recv: ", std::strerror(errno)));
-    }
-    pollfd waiting{.fd = fd_, .events = POLLIN, .revents = 0};
-    if (out_sent_ < out_.size()) waiting.events |= POLLOUT;
-    const int ready = ::poll(&waiting, 1, hang_guard_ms);
-    if (ready == 0) {
-      return failure(absl::StrCat("no response for ", hang_guard_ms, " ms with ", outstanding,
-                                  " requests in flight"));
-    }
-    if (ready < 0 && errno != EINTR) return failure(absl::StrCat("poll: ", std::strerror(errno)));
-    if (ready > 0 && (waiting.revents & POLLOUT) != 0) {
-      if (absl::Status s = sendSome(); !s.ok()) return s;
-    }
+    fill(opaque);
+    pos += total;
+  }
+  if (pos > 0) {
+    std::memmove(in_.data(), in_.data() + pos, in_size_ - pos);
+    in_size_ -= pos;
   }
   return absl::OkStatus();
 }

@@ -1,23 +1,28 @@
-// Connection: one pipelined MCBP load connection, driven by one thread.
+// Connection: one pipelined MCBP load connection, one phase at a time (the
+// preload, then the timed run), driven by the event loop of the thread it was
+// placed on (event_loop.h; one thread may drive many connections).
 //
 // open() sets the session up with the protocol library's blocking Client
 // (connectToBucket: HELLO, SASL PLAIN, SELECT_BUCKET; or connect only with
 // plain_memcached), then takes the socket over (Client::nativeHandle()) and
-// drives it with non-blocking send/recv and poll:
+// drives it with non-blocking send/recv:
 //
-//   - `depth` requests are in flight at all times: the first window goes out
-//     in one send; then every recv batch is parsed, each complete response
-//     frees its slot (the opaque is the slot number, 0..depth-1, so answers
-//     may come in any order) and one replacement request per response is
-//     appended to a buffer that goes out with one send per batch.
+//   - `depth` requests are in flight at all times: start*() sends the first
+//     window in one send; then each onReady() that finds the socket readable
+//     reads one batch, parses it, and each complete response frees its slot
+//     (the opaque is the slot number, 0..depth-1, so answers may come in any
+//     order) and appends one replacement request; the replacements go out
+//     with one send per batch. What the socket does not take waits for
+//     writable.
 //   - A response's latency is from the send call that carried its request to
 //     the return of the recv that brought it in (one clock read per batch for
 //     each), so it includes the time the response waited in the socket while
-//     the previous batch was parsed.
+//     the previous batch was parsed, and, with many connections on a thread,
+//     while the thread served the others.
 //   - Error statuses are counted, never fatal. A response that is not one
 //     (bad magic) or names no request in flight, a closed connection, or
 //     nothing read for the hang guard (30 s plus the durability timeout) with
-//     requests in flight ends the connection with an error.
+//     requests in flight ends the connection's phase with an error.
 //
 // Keys are "key<N>", N uniform in [0, keys); the vbucket of a key is
 // Workload::vbucket_of_key[N].
@@ -30,7 +35,6 @@
 #include <string>
 #include <vector>
 
-#include <absl/functional/function_ref.h>
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
 
@@ -79,13 +83,29 @@ class Connection {
   static absl::StatusOr<std::unique_ptr<Connection>> open(const LoadOptions& options,
                                                           const Workload& workload, unsigned index);
 
-  // SETs its share of the keys once each (N = index, index + connections,
-  // ...), pipelined like the timed run; statuses go to preload_statuses.
-  absl::Status preload();
+  // Starts the preload: SETs its share of the keys once each (N = index,
+  // index + connections, ...), pipelined like the timed run; statuses go to
+  // preload_statuses. The error of the first send.
+  absl::Status startPreload();
 
-  // The timed run: sends until `stop` is set or `budget` requests were sent
-  // (budget 0: no limit), then waits for every answer in flight.
-  absl::Status run(uint64_t budget, const std::atomic<bool>& stop);
+  // Starts the timed run: sends until `stop` is set or `budget` requests were
+  // sent (budget 0: no limit), then waits for every answer in flight. `stop`
+  // must outlive the phase. The error of the first send.
+  absl::Status startRun(uint64_t budget, const std::atomic<bool>& stop);
+
+  // The socket is readable and/or writable: sends what waits, reads one batch
+  // (readable only), handles its answers and sends their replacements. The
+  // phase's errors described above; after one the phase is over.
+  absl::Status onReady(bool readable, bool writable);
+
+  // The phase is over: nothing in flight and nothing more to send.
+  bool done() const noexcept { return outstanding_ == 0 && !more_; }
+  // Requests wait for the socket to take them (wait for writable).
+  bool wantsWrite() const noexcept { return out_sent_ < out_.size(); }
+  int fd() const noexcept { return fd_; }
+  // An error if requests are in flight and nothing was read for the hang
+  // guard as of `now_ns` (steady clock).
+  absl::Status checkHang(int64_t now_ns) const;
 
   ConnectionStats& stats() noexcept { return stats_; }
 
@@ -93,13 +113,19 @@ class Connection {
   Connection(const LoadOptions& options, const Workload& workload, unsigned index,
              server::protocol::Client client);
 
-  // Appends the request for slot `opaque`; false when there is nothing more
-  // to send.
-  using NextRequest = absl::FunctionRef<bool(std::string& out, uint32_t opaque)>;
-  // The pipeline loop described above, until nothing is in flight and `next`
-  // has nothing more. `timed` selects stats / preload_statuses. `quiet`: a
-  // slot stays in flight until its NOOP is answered (see quiet_batch).
-  absl::Status pump(NextRequest next, bool timed, bool quiet, const std::atomic<bool>& stop);
+  enum class Phase { kPreload, kRun };
+  // Fills the slots' state for a phase and sends its first window.
+  absl::Status start(Phase phase, bool quiet);
+  // Appends the request for slot `opaque` of the current phase; false when
+  // there is nothing more to send.
+  bool next(std::string& out, uint32_t opaque);
+  // next() into slot `slot`, marking it in flight, unless the phase has no
+  // more to send.
+  void fill(uint32_t slot);
+  // Stamps the requests filled since the last send and sends.
+  absl::Status sendFresh();
+  // Handles the complete responses in in_ read at `now_ns`; keeps a partial one.
+  absl::Status handleResponses(int64_t now_ns);
   absl::Status sendSome();
   absl::Status failure(std::string_view what) const;
   // Appends one request of the mix; quiet: its quiet opcode. True if it is a read.
@@ -130,6 +156,21 @@ class Connection {
   size_t in_size_ = 0;
   std::string out_;  // requests not sent yet: [out_sent_, size)
   size_t out_sent_ = 0;
+
+  // The current phase.
+  Phase phase_ = Phase::kPreload;
+  bool timed_ = false;                       // kRun: stats_ rather than preload_statuses
+  bool quiet_ = false;                       // a slot stays in flight until its NOOP is answered
+  bool more_ = false;                        // next() may still have requests
+  const std::atomic<bool>* stop_ = nullptr;  // kRun
+  uint64_t budget_ = 0;                      // kRun; 0: no limit
+  uint64_t sent_ = 0;                        // kRun: requests sent
+  uint64_t preload_next_ = 0;                // kPreload: the next key's N
+  std::vector<int64_t> sent_ns_;             // by slot
+  std::vector<char> in_flight_;              // by slot
+  std::vector<uint32_t> fresh_;              // slots filled since the last send
+  unsigned outstanding_ = 0;
+  int64_t last_read_ns_ = 0;  // the phase's start, then each recv that read bytes
 
   ConnectionStats stats_;
 };

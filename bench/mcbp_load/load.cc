@@ -13,6 +13,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "bench/mcbp_load/connection.h"
+#include "bench/mcbp_load/event_loop.h"
 #include "bench/mcbp_load/server_sample.h"
 
 namespace syncwrite::bench::mcbp_load {
@@ -33,7 +34,7 @@ struct Shared {
   std::condition_variable finished_changed;
   unsigned finished = 0;  // guarded by mutex
 
-  explicit Shared(unsigned connections) : ready(connections) {}
+  explicit Shared(unsigned threads) : ready(threads) {}
 };
 
 }  // namespace
@@ -52,41 +53,72 @@ absl::StatusOr<LoadResult> runLoad(const LoadOptions& options,
 
   const Workload workload = Workload::build(options);
   const unsigned n = options.connections;
+  const unsigned thread_count = threadCount(options);
   std::vector<std::unique_ptr<Connection>> connections(n);
   std::vector<absl::Status> setup(n), run(n);
   std::vector<double> preload_s(n, 0);
-  Shared shared(n);
+  Shared shared(thread_count);
   std::vector<std::thread> threads;
-  threads.reserve(n);
-  for (unsigned i = 0; i < n; ++i) {
-    const uint64_t budget =
-        options.requests == 0 ? 0 : options.requests / n + (i < options.requests % n);
-    threads.emplace_back([&, i, budget] {
-      auto opened = Connection::open(options, workload, i);
-      if (opened.ok()) {
-        connections[i] = std::move(*opened);
-        if (options.preload) {
-          const auto start = SteadyClock::now();
-          setup[i] = connections[i]->preload();
-          preload_s[i] = seconds(SteadyClock::now() - start);
+  threads.reserve(thread_count);
+  for (unsigned t = 0; t < thread_count; ++t) {
+    threads.emplace_back([&, t] {
+      // This thread's connections: t, t + thread_count, ...
+      std::vector<unsigned> mine;
+      for (unsigned i = t; i < n; i += thread_count) mine.push_back(i);
+      // Starts phase `start` on each of `mine` that is still fine, and drives
+      // them to its end; errors into `status`.
+      auto drive = [&](std::vector<absl::Status>& status, auto start) {
+        std::vector<Connection*> started;
+        std::vector<unsigned> index;
+        for (unsigned i : mine) {
+          if (!connections[i] || !setup[i].ok()) continue;
+          absl::Status s = start(i, *connections[i]);
+          if (!s.ok()) {
+            status[i] = std::move(s);
+            continue;
+          }
+          started.push_back(connections[i].get());
+          index.push_back(i);
         }
-      } else {
-        setup[i] = opened.status();
+        std::vector<absl::Status> errors(started.size());
+        driveConnections(started, errors);
+        for (size_t k = 0; k < started.size(); ++k) {
+          if (!errors[k].ok()) status[index[k]] = std::move(errors[k]);
+        }
+      };
+      for (unsigned i : mine) {
+        auto opened = Connection::open(options, workload, i);
+        if (opened.ok()) {
+          connections[i] = std::move(*opened);
+        } else {
+          setup[i] = opened.status();
+        }
+      }
+      if (options.preload) {
+        const auto start = SteadyClock::now();
+        drive(setup, [](unsigned, Connection& c) { return c.startPreload(); });
+        // The thread's connections preload together: each took the whole time.
+        for (unsigned i : mine) preload_s[i] = seconds(SteadyClock::now() - start);
       }
       shared.ready.count_down();
       shared.go.wait();
-      if (setup[i].ok() && !shared.abandon.load()) {
-        // A budget of 0 with --requests means this connection sends nothing.
-        if (options.requests == 0 || budget > 0) run[i] = connections[i]->run(budget, shared.stop);
+      if (!shared.abandon.load()) {
+        drive(run, [&](unsigned i, Connection& c) -> absl::Status {
+          const uint64_t budget =
+              options.requests == 0 ? 0 : options.requests / n + (i < options.requests % n);
+          // A budget of 0 with --requests means this connection sends nothing.
+          if (options.requests != 0 && budget == 0) return absl::OkStatus();
+          return c.startRun(budget, shared.stop);
+        });
       }
       std::unique_lock lock(shared.mutex);
       ++shared.finished;
       shared.finished_changed.notify_all();
-      // Exit together, once every connection is done: a thread's exit is
-      // kernel work on the cores the server shares, and 300 of them
-      // trickling out during bench/timeout_storm's commit storm delayed its
-      // last answer (1.5-2.6 s after the resume, against 1.2-1.5 s).
-      shared.finished_changed.wait(lock, [&] { return shared.finished == n; });
+      // Exit together, once every thread is done: a thread's exit is kernel
+      // work on the cores the server shares, and 300 of them trickling out
+      // during bench/timeout_storm's commit storm delayed its last answer
+      // (1.5-2.6 s after the resume, against 1.2-1.5 s).
+      shared.finished_changed.wait(lock, [&] { return shared.finished == thread_count; });
     });
   }
 
@@ -114,14 +146,15 @@ absl::StatusOr<LoadResult> runLoad(const LoadOptions& options,
   uint64_t previous_ops = 0;
   {
     std::unique_lock lock(shared.mutex);
-    while (shared.finished < n) {
+    while (shared.finished < thread_count) {
       auto wake = SteadyClock::time_point::max();
       if (by_duration && !shared.stop.load()) wake = deadline;
       if (intervals) wake = std::min(wake, next_tick);
-      shared.finished_changed.wait_until(lock, wake, [&] { return shared.finished == n; });
+      shared.finished_changed.wait_until(lock, wake,
+                                         [&] { return shared.finished == thread_count; });
       const auto now = SteadyClock::now();
       if (by_duration && now >= deadline) shared.stop.store(true);
-      if (!intervals || now < next_tick || shared.finished == n) continue;
+      if (!intervals || now < next_tick || shared.finished == thread_count) continue;
       lock.unlock();
       Interval interval;
       uint64_t ops = 0;

@@ -1,13 +1,13 @@
 // RunLoad: one whole mcbp_load run — the connection threads, the timed
 // window, the interval lines and the merged result.
 //
-// Sequence: check --server-pid can be sampled; open every connection, each on
-// its own thread (and, with preload, SET every key once, the keys split
-// between the connections); when all are ready, start the timed run on all
-// of them at once; stop sending at the end of the duration (or when each
-// connection has sent its share of --requests: requests / connections, the
-// first requests % connections one more), then wait for every answer in
-// flight. elapsed_s runs from the start to the last answer.
+// Sequence: check --server-pid can be sampled; open every connection (on its
+// thread: connection i on thread i % threads, each thread driving its
+// connections with one event loop, event_loop.h), and, with preload, SET
+// every key once, the keys split between the connections; when all are ready, start the timed run
+// on all of them at once; stop sending at the end of the duration (or when each connection has sent
+// its share of --requests: requests / connections, the first requests % connections one more), then
+// wait for every answer in flight. elapsed_s runs from the start to the last answer.
 #pragma once
 
 #include <functional>

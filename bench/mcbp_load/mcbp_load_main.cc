@@ -28,7 +28,10 @@ ABSL_FLAG(std::string, user, "Administrator", "SASL PLAIN user; empty: no authen
 ABSL_FLAG(std::string, password, "password", "SASL PLAIN password");
 ABSL_FLAG(bool, plain_memcached, false,
           "the server is plain memcached: no HELLO, SASL or SELECT_BUCKET, vbucket 0");
-ABSL_FLAG(uint32_t, connections, 4, "connections, one thread each");
+ABSL_FLAG(uint32_t, connections, 4, "connections");
+ABSL_FLAG(uint32_t, threads, 0,
+          "threads driving the connections, each an event loop over its share; 0: one per "
+          "connection");
 ABSL_FLAG(uint32_t, depth, 32, "requests in flight per connection");
 ABSL_FLAG(uint32_t, quiet_batch, 0,
           "> 0: each slot in flight is this many quiet requests (SETQ, GETKQ, ...) and a NOOP; "
@@ -80,6 +83,7 @@ absl::StatusOr<LoadOptions> optionsFromFlags() {
   o.plain_memcached = absl::GetFlag(FLAGS_plain_memcached);
   if (o.plain_memcached) o.user.clear();
   o.connections = absl::GetFlag(FLAGS_connections);
+  o.threads = absl::GetFlag(FLAGS_threads);
   o.depth = absl::GetFlag(FLAGS_depth);
   o.quiet_batch = absl::GetFlag(FLAGS_quiet_batch);
   absl::StatusOr<Op> op = parseOp(absl::GetFlag(FLAGS_op));

@@ -1,5 +1,6 @@
 #include "bench/mcbp_load/options.h"
 
+#include <algorithm>
 #include <string>
 
 #include <absl/strings/str_cat.h>
@@ -73,6 +74,11 @@ absl::Status validate(const LoadOptions& options) {
     }
   }
   return absl::OkStatus();
+}
+
+unsigned threadCount(const LoadOptions& options) noexcept {
+  if (options.threads == 0) return options.connections;
+  return std::min(options.threads, options.connections);
 }
 
 }  // namespace syncwrite::bench::mcbp_load

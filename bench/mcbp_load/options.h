@@ -38,8 +38,11 @@ struct LoadOptions {
   std::string password = "password";
   bool plain_memcached = false;  // connect only: no HELLO, SASL or SELECT_BUCKET; vbucket 0
 
-  unsigned connections = 4;  // one thread each
-  unsigned depth = 32;       // requests (or quiet batches) in flight per connection
+  unsigned connections = 4;
+  // Threads driving them (connection i on thread i % threads); 0: one per
+  // connection. More than connections is the same as connections.
+  unsigned threads = 0;
+  unsigned depth = 32;  // requests (or quiet batches) in flight per connection
   // > 0: memcached's quiet pipeline. Each slot in flight is a batch of this
   // many quiet requests (SETQ, GETKQ, ADDQ, REPLACEQ, DELETEQ), which the
   // server answers only on failure (GETKQ: only on a hit), ended by a NOOP
@@ -74,5 +77,9 @@ struct LoadOptions {
 // in [0, 1]; depth <= 65536; quiet_batch <= 4096; durability needs a server that speaks it (not
 // plain_memcached) and a mutation op. InvalidArgument naming the flag.
 absl::Status validate(const LoadOptions& options);
+
+// The threads a run uses: --threads, or one per connection; never more
+// threads than connections.
+unsigned threadCount(const LoadOptions& options) noexcept;
 
 }  // namespace syncwrite::bench::mcbp_load

@@ -86,6 +86,7 @@ nlohmann::json toJson(const LoadResult& result) {
       {"bucket", o.plain_memcached ? "" : o.bucket},
       {"plain_memcached", o.plain_memcached},
       {"connections", o.connections},
+      {"threads", threadCount(o)},
       {"depth", o.depth},
       {"op", toString(o.op)},
       {"set_ratio", o.set_ratio},
