@@ -40,11 +40,13 @@ The bystander logs each request slower than STALL_US (mcbp_load
 --slow-log-us); the report places its worst ones on the storm's timeline
 (seconds after the first send, or after the resume), so a stall can be
 told apart by phase: arrival, timeouts, commits, the writers' exit. The
-writers run SCHED_IDLE unless --writers-sched normal (see WRITERS_SCHED).
+writers run SCHED_IDLE unless --writers-sched normal (see WRITERS_SCHED), on
+--writer-threads threads (see WRITER_THREADS).
 
 Usage (./dev bench storm runs it):
   storm.py --bin build/release/bin [--n 10000,100000,300000] [--modes event-driven,polling]
            [--timeout-ms 2000] [--json out.json] [--shutdown-only] [--writers-sched idle|normal]
+           [--writer-threads 2]
 """
 
 import argparse
@@ -70,6 +72,14 @@ PER_CONNECTION = 1000  # below the server's 1024 requests in flight per connecti
 # and so do the writers of the storm run without it (accept rate, RSS, CPU):
 # as SCHED_IDLE they take longer than the timeout to send 300k writes.
 WRITERS_SCHED = "idle"
+
+# The threads the writers' mcbp_load drives its N/1000 connections from
+# (--writer-threads; 0: one per connection, as before 2026-11-26). A client
+# machine runs its SDK's connections on a few event loops; 300 threads
+# receiving their answers took the cores from the server's I/O threads even
+# as SCHED_IDLE (perf sched: 14-41 ms of writer CPU in each bystander stall
+# window over 15 ms, against 5-9 ms for the server's I/O threads).
+WRITER_THREADS = 2
 
 
 def start_writers(args, beside_bystander=True, **kwargs):
@@ -135,7 +145,8 @@ def writers_args(bin_dir, port, n, timeout_ms):
     return [os.path.join(bin_dir, "mcbp_load"), "--port", str(port), "--bucket", "storm",
             "--durability", "majority", "--durability-timeout-ms", str(timeout_ms),
             "--keys", str(n), "--keys-in-order", "--connections", str(connections),
-            "--depth", str(-(-n // connections)), "--requests", str(n)]
+            "--depth", str(-(-n // connections)), "--requests", str(n),
+            "--threads", str(WRITER_THREADS)]
 
 
 STALL_US = 5000  # a bystander request slower than this is placed on the timeline
@@ -158,6 +169,21 @@ def stalls(bystander_report, since_unix_s, worst=8):
     return {"count": len(slow),
             "worst": [(round(r["answered_unix_s"] - since_unix_s, 3),
                        round(r["latency_us"] / 1000, 1)) for r in ranked]}
+
+
+BYSTANDER_LEAD_S = 0.5  # the bystander starts this long before the storm
+
+
+def window_covered(what, window_s, storm_s):
+    """Whether the bystander's window (window_s, started BYSTANDER_LEAD_S
+    before the storm) lasted until the storm's last answer (storm_s after its
+    start); warns when not, since its figures then miss the storm's end."""
+    if storm_s <= window_s - BYSTANDER_LEAD_S:
+        return True
+    print(f"storm: {what} took {storm_s:.1f} s, longer than the bystander's window after it "
+          f"started ({window_s - BYSTANDER_LEAD_S:.1f} s): its figures miss the end",
+          file=sys.stderr)
+    return False
 
 
 def wait_all_pending(bin_dir, port, n, writers, what):
@@ -188,11 +214,12 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
         storm_json = os.path.join(workdir, "storm_run.json")
         bystander_json = os.path.join(workdir, "bystander_run.json")
         bystander = None
+        window_s = timeout_ms / 1000 + 3 + n / 100000
         if with_bystander:
             bystander = subprocess.Popen(
-                bystander_args(bin_dir, port, timeout_ms / 1000 + 3 + n / 100000, bystander_json),
+                bystander_args(bin_dir, port, window_s, bystander_json),
                 stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-            time.sleep(0.5)
+            time.sleep(BYSTANDER_LEAD_S)
         started = time.monotonic()
         started_unix = time.time()
         storm = start_writers(
@@ -212,6 +239,7 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
                 break
             time.sleep(0.02)
         output = storm.communicate()[0]
+        storm_s = time.monotonic() - started
         if storm.returncode != 0:
             sys.exit(f"storm: mcbp_load (storm, N={n}, {mode}) failed:\n{output}")
         # Every write answered: the resolution's CPU, and the server's own
@@ -221,7 +249,9 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
         with open(storm_json) as f:
             storm_report = json.load(f)
         bystander_report = None
+        covered = None
         if bystander:
+            covered = window_covered(f"timeout storm (N={n}, {mode})", window_s, storm_s)
             bystander.wait()
             with open(bystander_json) as f:
                 bystander_report = json.load(f)
@@ -254,6 +284,7 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
                            for k in ("p50", "p99", "max")},
         "bystander_us": bystander_report["latency_us"] if bystander_report else None,
         "bystander_errors": bystander_report["errors"] if bystander_report else [],
+        "bystander_window_covered": covered,
         # When the bystander stalled, in seconds after the storm's first send.
         "bystander_stalls": stalls(bystander_report, started_unix) if bystander_report else None,
     }
@@ -308,7 +339,7 @@ def committing_run(bin_dir, n, mode, workdir, held):
     def start_bystander(seconds):
         procs.append(subprocess.Popen(bystander_args(bin_dir, port, seconds, bystander_json),
                                       stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT))
-        time.sleep(0.5)
+        time.sleep(BYSTANDER_LEAD_S)
         return procs[-1]
 
     try:
@@ -316,7 +347,8 @@ def committing_run(bin_dir, n, mode, workdir, held):
         if held:
             storm = start_storm()
             wait_all_pending(bin_dir, port, n, storm, f"{name} run (N={n}, {mode})")
-            bystander = start_bystander(2 + n / 100000)
+            window_s = 2 + n / 100000
+            bystander = start_bystander(window_s)
         else:
             time.sleep(0.3)
             # The window: the burst took 4.5-5.4 s at 300k here (the writers
@@ -335,10 +367,8 @@ def committing_run(bin_dir, n, mode, workdir, held):
             storm = start_storm()
         output = storm.communicate()[0]
         seconds = time.monotonic() - started
-        if not held and seconds > window_s - 0.5:
-            print(f"storm: arrival burst (N={n}, {mode}) took {seconds:.1f} s, longer than the "
-                  f"bystander's window after it started ({window_s - 0.5:.1f} s): its figures "
-                  "miss the end of the burst", file=sys.stderr)
+        covered = window_covered(f"{'commit storm' if held else 'arrival burst'} (N={n}, "
+                                 f"{mode})", window_s, seconds)
         cpu = cpu_seconds(server.pid) - cpu_before
         if storm.returncode != 0:
             sys.exit(f"storm: mcbp_load ({name}, N={n}, {mode}) failed:\n{output}")
@@ -361,6 +391,7 @@ def committing_run(bin_dir, n, mode, workdir, held):
             "cpu_us_per_write": cpu * 1e6 / n,
             "bystander_us": bystander_report["latency_us"],
             "bystander_errors": bystander_report["errors"],
+            "bystander_window_covered": covered,
             "bystander_stalls": stalls(bystander_report, started_unix)}
 
 
@@ -405,6 +436,7 @@ def run_pair(bin_dir, n, mode, timeout_ms, workdir):
     alone["bystander_us"] = beside["bystander_us"]
     alone["bystander_errors"] = beside["bystander_errors"]
     alone["bystander_stalls"] = beside["bystander_stalls"]
+    alone["bystander_window_covered"] = beside["bystander_window_covered"]
     alone["accepted_s_with_bystander"] = beside["accepted_s"]
     alone["late_ms_with_bystander"] = beside["late_ms"]
     alone["early"] = alone["early"] or beside["early"]
@@ -433,6 +465,7 @@ def shutdown_only(args):
 
 
 def main():
+    global WRITERS_SCHED, WRITER_THREADS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="directory with syncwrite-server, "
                         "syncwrite-cli and mcbp_load")
@@ -443,13 +476,16 @@ def main():
     parser.add_argument("--writers-sched", choices=("idle", "normal"), default="idle",
                         help="the writers' scheduling policy: SCHED_IDLE (default: they stand "
                         "for clients on other machines) or normal")
+    parser.add_argument("--writer-threads", type=int, default=WRITER_THREADS,
+                        help="threads driving the writers' connections (mcbp_load --threads); "
+                        "0: one per connection")
     parser.add_argument("--shutdown-only", action="store_true",
                         help="only SIGTERM to exit, clients gone and connected")
     args = parser.parse_args()
-    global WRITERS_SCHED
     WRITERS_SCHED = args.writers_sched
-    print(f"storm: writers run {'SCHED_IDLE' if WRITERS_SCHED == 'idle' else 'at normal priority'}",
-          file=sys.stderr)
+    WRITER_THREADS = args.writer_threads
+    print(f"storm: writers run {'SCHED_IDLE' if WRITERS_SCHED == 'idle' else 'at normal priority'}"
+          f" on {WRITER_THREADS or 'one per connection'} thread(s)", file=sys.stderr)
 
     if args.shutdown_only:
         shutdown_only(args)
@@ -504,10 +540,15 @@ def main():
     print(f"Bystander stalls over {STALL_US / 1000:g} ms, the worst first, as (seconds after the "
           "storm's first send, or after the resume: latency ms):")
     for r in results:
-        for what, st in (("timeout storm", r["bystander_stalls"]),
-                         ("commit storm", r["commit"]["bystander_stalls"]),
-                         ("arrival burst", r["arrival"]["bystander_stalls"])):
+        for what, st, covered in (
+                ("timeout storm", r["bystander_stalls"], r["bystander_window_covered"]),
+                ("commit storm", r["commit"]["bystander_stalls"],
+                 r["commit"]["bystander_window_covered"]),
+                ("arrival burst", r["arrival"]["bystander_stalls"],
+                 r["arrival"]["bystander_window_covered"])):
             worst = ", ".join(f"{t:.2f} s: {ms:g}" for t, ms in st["worst"])
+            if not covered:
+                worst += " (the bystander's window ended before the storm did)"
             phases = (f" (all pending at {r['accepted_s_with_bystander'] or 0:.2f} s, deadlines "
                       f"from {r['timeout_ms'] / 1000:g} s)" if what == "timeout storm" else "")
             print(f"- {r['n']:,} {r['mode']}, {what}{phases}: {st['count']} stalls; {worst}")
