@@ -157,8 +157,9 @@ void BM_ProcessTimeoutNoneExpired(benchmark::State& state) {
   for (size_t i = 0; i < n; ++i) {
     ResolvedWrites resolved;
     const uint16_t timeout_ms = mixed && i % 2 == 1 ? 30000 : 60000;
+    const std::string key = "key" + std::to_string(i);
     monitor.write(
-        WriteRequest{WriteOp::kSet, "key" + std::to_string(i), "v", 0,
+        WriteRequest{WriteOp::kSet, key, "v", 0,
                      Requirements{Level::kMajority, *Timeout::fromMillis(timeout_ms)}},
         // A SyncWrite with no completion is refused (kInvalidLevel).
         [](const Resolution&) {}, clock.now(), resolved);

@@ -30,6 +30,7 @@ set(SYNCWRITE_EXPORTED_LAYERS base clock config executor vbucket durability)
 # is internal and not installed. syncwrite_check_public_headers() below fails
 # the configure when a public header includes one that is not listed here.
 set(SYNCWRITE_PUBLIC_HEADERS
+  base/borrowed_view.h
   base/mutex.h
   clock/clock_ref.h
   clock/coarse_clock.h

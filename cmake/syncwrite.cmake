@@ -25,7 +25,7 @@ endfunction()
 # syncwrite_layer(LAYER SOURCES... DEPS target...)
 # One layer's library: target syncwrite_<LAYER>, alias syncwrite::<LAYER>, headers
 # included from the repository root ("clock/coarse_clock.h"), DEPS and
-# syncwrite::base (base/: the annotated mutexes) linked publicly. Installed,
+# syncwrite::base (base/: the annotated mutexes, BorrowedView) linked publicly. Installed,
 # the same includes resolve under <prefix>/include/syncwrite (cmake/install.cmake).
 function(syncwrite_layer layer)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})

@@ -21,7 +21,7 @@ Resolution resolutionOf(const vbucket::Item& prepare, Vbid vbid) noexcept {
 
 // The key set's view of a key. Debian's Abseil has a string_view of its own,
 // which Abseil hashes itself; std::string_view would go through std::hash.
-absl::string_view keyView(const std::string& key) noexcept { return {key.data(), key.size()}; }
+absl::string_view keyView(std::string_view key) noexcept { return {key.data(), key.size()}; }
 
 bool isKnownLevel(Level level) noexcept {
   return level == Level::kMajority || level == Level::kMajorityAndPersistOnMaster ||
@@ -76,7 +76,7 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest&& request, Completion&& 
   const Timeout timeout =
       request.durability ? request.durability->timeout : Timeout::bucketDefault();
   const bool deleted = request.op == WriteOp::kDelete;
-  if (deleted) request.value.clear();
+  if (deleted) request.value = {};
 
   base::MutexLock lock(mutex_);
   if (const WriteStatus status = checkLocked(request, durable); status != WriteStatus::kPending) {

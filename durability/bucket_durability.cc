@@ -293,7 +293,7 @@ size_t BucketDurability::flush() {
     for (std::string& key : v->hashTable().keys()) {
       WriteRequest request;
       request.op = WriteOp::kDelete;
-      request.key = std::move(key);
+      request.key = key;  // `key` outlives the write() call
       // No completion: a plain delete whatever durability_min_level says.
       if (write(static_cast<Vbid>(vb), std::move(request), {}).status == WriteStatus::kCommitted) {
         ++deleted;

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/borrowed_view.h"
 #include "durability/requirements.h"
 #include "vbucket/item.h"
 #include "vbucket/vbucket_state.h"
@@ -41,11 +42,16 @@ enum class WriteOp : uint8_t {
   kDelete,   // only when it has one; the commit removes it
 };
 
+// The key and the value are views: the layer copies their bytes into the
+// item it queues within the write() call, and keeps no reference to them
+// after it returns. They need only live until then (the server points them
+// into the request as read from the socket: no copy per write). A temporary
+// std::string is refused at compile time (base/borrowed_view.h).
 struct WriteRequest {
   WriteOp op = WriteOp::kSet;
-  std::string key;
-  std::string value;  // ignored for kDelete
-  Cas cas = 0;        // the CAS the written item carries; chosen by the caller
+  base::BorrowedView key;
+  base::BorrowedView value;  // ignored for kDelete
+  Cas cas = 0;               // the CAS the written item carries; chosen by the caller
   // None: a plain write — unless durability_min_level is above none, which
   // makes every write a SyncWrite at (at least) that level.
   std::optional<Requirements> durability;

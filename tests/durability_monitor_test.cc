@@ -28,15 +28,15 @@ class MonitorTest : public ::testing::Test {
 
   WriteResult write(std::string key, Level level = Level::kMajority,
                     Timeout timeout = Timeout::bucketDefault(), WriteOp op = WriteOp::kSet) {
-    WriteRequest request{op, std::move(key), "value", 7, Requirements{level, timeout}};
+    WriteRequest request{op, key, "value", 7, Requirements{level, timeout}};
     return writeRequest(std::move(request));
   }
   WriteResult writePlain(std::string key, WriteOp op = WriteOp::kSet) {
-    return writeRequest(WriteRequest{op, std::move(key), "plain", 3, std::nullopt});
+    return writeRequest(WriteRequest{op, key, "plain", 3, std::nullopt});
   }
   WriteResult writeRequest(WriteRequest request) {
     ResolvedWrites resolved;
-    const std::string tag = request.key;
+    const std::string tag(request.key);
     WriteResult result =
         monitor_.write(std::move(request), recorder_.completion(tag), clock_.now(), resolved);
     resolved.notify();

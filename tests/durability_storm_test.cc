@@ -88,7 +88,8 @@ TEST_P(DurabilityStormTest, EveryWriteIsAbortedOnceInSeqnoOrderInBoundedSlices) 
   std::vector<uint64_t> prepare_seqno(kWrites);
   for (uint64_t i = 0; i < kWrites; ++i) {
     const Vbid vb = static_cast<Vbid>(i % kVBuckets);
-    WriteRequest request{WriteOp::kSet, "key" + std::to_string(i), "v", 1,
+    const std::string key = "key" + std::to_string(i);
+    WriteRequest request{WriteOp::kSet, key, "v", 1,
                          Requirements{Level::kMajority, *Timeout::fromMillis(1000)}};
     const WriteResult r = bucket_->write(vb, std::move(request), answerInto(i));
     ASSERT_EQ(r.status, WriteStatus::kPending) << i;

@@ -73,7 +73,8 @@ TEST(DurabilityStressTest, EveryWriteResolvesOnceAndInSeqnoOrder) {
         const uint64_t id = static_cast<uint64_t>(w) * kWritesPerWriter + i;
         const auto vb = static_cast<Vbid>(rng() % kVBuckets);
         const Level level = rng() % 4 == 0 ? Level::kPersistToMajority : Level::kMajority;
-        WriteRequest request{WriteOp::kSet, "key" + std::to_string(rng() % 64), "v", id,
+        const std::string key = "key" + std::to_string(rng() % 64);
+        WriteRequest request{WriteOp::kSet, key, "v", id,
                              Requirements{level, *Timeout::fromMillis(1 + rng() % 40)}};
         const WriteResult r = bucket->write(vb, std::move(request), [&, id](const Resolution& res) {
           std::lock_guard lock(results_mutex);

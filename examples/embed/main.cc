@@ -93,9 +93,11 @@ class Outcomes {
   std::map<std::string, Record> resolved_;
 };
 
-WriteRequest syncWrite(std::string key, Level level, Timeout timeout = Timeout::bucketDefault()) {
+// The request views `key`: it must outlive the write() call (here, literals).
+WriteRequest syncWrite(std::string_view key, Level level,
+                       Timeout timeout = Timeout::bucketDefault()) {
   WriteRequest request;
-  request.key = std::move(key);
+  request.key = key;
   request.value = "{\"paid\": true}";
   request.durability = Requirements{level, timeout};
   return request;

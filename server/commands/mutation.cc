@@ -184,9 +184,9 @@ Disposition mutate(CommandContext& context) {
   const uint32_t now = unixNow();
   durability::WriteRequest write;
   write.op = writeOpFor(loud);
-  write.key = std::string(request.key);
+  write.key = request.key;  // views into the request: copied once, into the item
   if (write.op != durability::WriteOp::kDelete) {
-    write.value = std::string(request.value);
+    write.value = request.value;
     write.meta.flags = request.flags;
     write.meta.expiry = absoluteExpiry(request.expiry, now);
     write.meta.datatype = request.datatype & protocol::kDatatypeJson;
@@ -244,8 +244,8 @@ Disposition readModifyWrite(CommandContext& context, Compute compute) {
     }
     durability::WriteRequest write;
     write.op = item == nullptr ? durability::WriteOp::kAdd : durability::WriteOp::kSet;
-    write.key = std::string(request.key);
-    write.value = std::move(modified.value);
+    write.key = request.key;
+    write.value = modified.value;  // `modified` outlives send()
     write.meta = modified.meta;
     write.cas = Dispatcher::nextCas();
     write.expected_cas = item == nullptr ? 0 : item->cas;

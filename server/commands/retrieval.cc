@@ -102,8 +102,8 @@ Disposition touch(CommandContext& context) {
     if (item == nullptr) return Disposition::kAnswered;
     durability::WriteRequest write;
     write.op = durability::WriteOp::kSet;
-    write.key = std::string(request.key);
-    write.value = item->value();
+    write.key = request.key;
+    write.value = item->value();  // `item` holds the value until the write returns
     write.cas = Dispatcher::nextCas();
     write.expected_cas = item->cas;
     write.meta = item->meta;
