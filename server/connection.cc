@@ -1,5 +1,6 @@
 #include "server/connection.h"
 
+#include <cassert>
 #include <optional>
 #include <utility>
 
@@ -155,6 +156,10 @@ void Connection::handlePacket(const protocol::Packet& packet) {
     handleUnordered(parsed.request);
     return;
   }
+  if (slots_.empty()) {
+    handleInOrder(parsed);
+    return;
+  }
   Slot& slot = slots_.emplace_back();
   const uint64_t seq = first_slot_seq_ + slots_.size() - 1;
   if (!parsed.ok()) {
@@ -177,6 +182,38 @@ void Connection::handlePacket(const protocol::Packet& packet) {
       break;
     case Disposition::kDeferred:
       slot.answer = shape;  // not ready until fill()
+      noteDeferred();
+      break;
+  }
+}
+
+void Connection::handleInOrder(const protocol::ParseResult& parsed) {
+  const size_t before = ready_out_.size();
+  ++ready_queued_;
+  if (!parsed.ok()) {
+    protocol::appendParseError(ready_out_, parsed, session_.json);
+    noteUnsent(ready_out_.size() - before);
+    return;
+  }
+  // A deferred answer takes the first slot: its sequence number is
+  // first_slot_seq_ (slots_ is empty, and stays so while the dispatcher runs).
+  const uint64_t seq = first_slot_seq_;
+  LateAnswerShape shape;
+  const Disposition disposition = dispatcher_.execute(
+      parsed.request, session_, ready_out_, [this, seq] { return LateReply(this, seq); }, shape);
+  switch (disposition) {
+    case Disposition::kAnswered:
+      noteUnsent(ready_out_.size() - before);
+      break;
+    case Disposition::kClose:
+      noteUnsent(ready_out_.size() - before);
+      closing_ = Closing::kAfterAll;
+      break;
+    case Disposition::kDeferred:
+      // A deferring handler appends nothing (dispatcher.h).
+      assert(ready_out_.size() == before);
+      --ready_queued_;
+      slots_.emplace_back().answer = shape;  // not ready until fill()
       noteDeferred();
       break;
   }
@@ -299,9 +336,27 @@ void Connection::fill(uint64_t slot_seq, const durability::Resolution& resolutio
   Slot& slot = slots_[slot_seq - first_slot_seq_];
   const LateAnswerShape* pending = std::get_if<LateAnswerShape>(&slot.answer);
   if (pending == nullptr) return;          // answered already: never twice
-  const LateAnswerShape shape = *pending;  // the slot's bytes replace it
-  appendLateAnswer(slot.answer.emplace<std::string>(), shape, resolution);
+  const LateAnswerShape shape = *pending;  // the answer replaces it
+  if (std::optional<ResolvedAnswer> resolved = ResolvedAnswer::of(shape, resolution)) {
+    slot.answer = *resolved;
+  } else {
+    appendLateAnswer(slot.answer.emplace<std::string>(), shape, resolution);
+  }
   markReady(slot);
+}
+
+size_t Connection::Slot::size() const noexcept {
+  if (const auto* bytes = std::get_if<std::string>(&answer)) return bytes->size();
+  if (const auto* resolved = std::get_if<ResolvedAnswer>(&answer)) return resolved->size();
+  return 0;  // pending: nothing yet
+}
+
+void Connection::Slot::appendTo(std::string& out) const {
+  if (const auto* bytes = std::get_if<std::string>(&answer)) {
+    out.append(*bytes);
+  } else if (const auto* resolved = std::get_if<ResolvedAnswer>(&answer)) {
+    resolved->appendTo(out);
+  }
 }
 
 void Connection::noteUnsent(size_t bytes) {
@@ -319,13 +374,16 @@ void Connection::flush() {
   // One reservation for the whole batch rather than a doubling series: each
   // large allocation makes glibc consolidate its fast bins, which a burst of
   // freed answers has just filled (perf: 10% of a timeout storm's CPU).
-  size_t total = write_buffer_.size() + unordered_out_.size();
-  for (auto it = slots_.begin(); it != slots_.end() && it->ready(); ++it) {
-    total += it->bytes().size();
-  }
+  size_t total = write_buffer_.size() + ready_out_.size() + unordered_out_.size();
+  for (auto it = slots_.begin(); it != slots_.end() && it->ready(); ++it) total += it->size();
   write_buffer_.reserve(total);
+  // ready_out_ first: every answer in it comes before every slot.
+  write_buffer_.append(ready_out_);
+  ready_out_.clear();
+  if (ready_out_.capacity() > kKeepWriteBufferBytes) std::string().swap(ready_out_);
+  ready_queued_ = 0;
   while (!slots_.empty() && slots_.front().ready()) {
-    write_buffer_.append(slots_.front().bytes());
+    slots_.front().appendTo(write_buffer_);
     slots_.pop_front();
     ++first_slot_seq_;
   }
@@ -386,10 +444,12 @@ void Connection::onWritten(const boost::system::error_code& error, size_t bytes)
 
 void Connection::maybeClose() {
   if (closed_ || writing_) return;
-  const bool answered_all = slots_.empty() && unordered_pending_ == 0 && unordered_out_.empty();
+  const bool answered_all =
+      slots_.empty() && ready_out_.empty() && unordered_pending_ == 0 && unordered_out_.empty();
   const bool done = closing_ == Closing::kAfterAll ? answered_all
                     : closing_ == Closing::kAfterReady
-                        ? (slots_.empty() || !slots_.front().ready()) && unordered_out_.empty()
+                        ? (slots_.empty() || !slots_.front().ready()) && ready_out_.empty() &&
+                              unordered_out_.empty()
                         : false;
   if (done) close();
 }
@@ -417,7 +477,7 @@ void Connection::onIdleTimer(const boost::system::error_code& error) {
     close();
     return;
   }
-  const bool answer_owed = !slots_.empty() || unordered_pending_ > 0;
+  const bool answer_owed = !slots_.empty() || !ready_out_.empty() || unordered_pending_ > 0;
   // A turn waiting in the TurnQueue has requests to execute: not idle.
   if (answer_owed || turn_posted_ || !session_.dcp_replica.empty()) {
     armIdleTimer(now + idle_time);
@@ -438,6 +498,8 @@ void Connection::close() {
   socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
   slots_.clear();
+  std::string().swap(ready_out_);
+  ready_queued_ = 0;
   std::vector<LateAnswerShape>().swap(unordered_shapes_);
   std::vector<uint32_t>().swap(unordered_free_);
   on_closed_(this);

@@ -162,14 +162,19 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   const std::string& peer() const noexcept { return peer_; }
 
  private:
-  // A request's place in the answer order: its answer's bytes, or while its
-  // SyncWrite is pending, the shape the answer will take (40 bytes either
-  // way). Ready once it holds bytes: handlePacket() decides before anything
-  // looks at the slot.
+  // A request's place in the answer order, taken only behind an answer still
+  // owed (while none is, answers go straight to ready_out_): its answer's
+  // bytes; while its SyncWrite is pending, the shape the answer will take;
+  // once that resolved, the answer as a ResolvedAnswer, built when sent (40
+  // bytes each way, no allocation for a late answer). Ready unless pending:
+  // handlePacket() decides before anything looks at the slot.
   struct Slot {
-    std::variant<std::string, LateAnswerShape> answer;
-    bool ready() const noexcept { return answer.index() == 0; }
+    std::variant<std::string, LateAnswerShape, ResolvedAnswer> answer;
+    bool ready() const noexcept { return answer.index() != 1; }
     std::string& bytes() { return std::get<std::string>(answer); }
+    // A ready slot's answer: its size, and its bytes appended to `out`.
+    size_t size() const noexcept;
+    void appendTo(std::string& out) const;
   };
   enum class Closing { kNo, kAfterAll, kAfterReady };
   // A SyncWrite resolved off the strand: `ticket` is its slot's sequence
@@ -193,6 +198,9 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // at that budget with more possibly buffered.
   bool processBuffered();
   void handlePacket(const protocol::Packet& packet);
+  // handlePacket() while no slot is owed: the answer goes to ready_out_, and
+  // only a deferred one takes a slot.
+  void handleInOrder(const protocol::ParseResult& parsed);
   void handleUnordered(const protocol::Request& request);
   // On the strand: a request was deferred; the connection owes its answer.
   void noteDeferred();
@@ -217,7 +225,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void fillUnordered(uint32_t index, const durability::Resolution& resolution);
   // Requests that count against kMaxSlots.
   size_t inFlight() const noexcept {
-    return slots_.size() + unordered_pending_ + unordered_queued_;
+    return slots_.size() + ready_queued_ + unordered_pending_ + unordered_queued_;
   }
   // Below both flow-control bounds (kMaxSlots, max_send_queue_bytes).
   bool mayRead() const noexcept {
@@ -225,8 +233,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   }
   // `bytes` more of answers are decided and unsent (send_queue_max_bytes).
   void noteUnsent(size_t bytes);
-  // `slot` holds its answer's bytes: count them as unsent.
-  void markReady(Slot& slot) { noteUnsent(slot.bytes().size()); }
+  // `slot` holds its answer: count its bytes as unsent.
+  void markReady(const Slot& slot) { noteUnsent(slot.size()); }
   // connection_idle_time (see "Idle and stalled").
   void armIdleTimer(std::chrono::steady_clock::time_point at);
   void onIdleTimer(const boost::system::error_code& error);
@@ -254,6 +262,11 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   Session session_;
   std::deque<Slot> slots_;
   uint64_t first_slot_seq_ = 0;  // the sequence number of slots_.front()
+  // Answers decided while no slot was owed, in order, and how many: all of
+  // them come before every slot (appended only while slots_ is empty; flush()
+  // sends them first).
+  std::string ready_out_;
+  size_t ready_queued_ = 0;
   // Unordered mode: answers decided and not yet handed to a write, how many,
   // and SyncWrites whose answer is still to come, with their answers' shapes
   // (at most kMaxSlots; free indices reused).
@@ -270,8 +283,9 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   bool writing_ = false;
   bool closed_ = false;
   Closing closing_ = Closing::kNo;
-  // Answer bytes decided and not yet taken by the kernel (ready slots,
-  // unordered_out_, write_buffer_), and the most this connection ever held.
+  // Answer bytes decided and not yet taken by the kernel (ready_out_, ready
+  // slots, unordered_out_, write_buffer_), and the most this connection ever
+  // held.
   size_t unsent_bytes_ = 0;
   size_t unsent_high_ = 0;
   StrandTimer idle_timer_{strand_};

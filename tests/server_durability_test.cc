@@ -2,6 +2,7 @@
 // committed by a simulated replica or by a replica acking over DCP, answered
 // ambiguous at their deadline (both timeout modes), across a live mode switch,
 // and when their vbucket leaves active.
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -317,6 +318,47 @@ TEST(ServerDurability, SetVbucketToReplicaAnswersItsInFlightWritesAmbiguous) {
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->status, Status::kSuccess);
   EXPECT_EQ(statValue(admin, "durability", "sync_writes_ambiguous_other"), 3);
+}
+
+// In one batch: a GET answered at once, a durable SET that waits (silent
+// replica, 300 ms), a plain SET and a NOOP behind it. The first answer leaves
+// without waiting for the SyncWrite; the two behind it wait for it, and all
+// four come in request order, the SyncWrite's as SyncWriteAmbiguous.
+TEST(ServerDurability, AnswersBeforeAPendingSyncWriteLeaveAndThoseBehindItWait) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
+  auto client = server.connect();
+  std::string batch;
+  const uint32_t get = client.nextOpaque();
+  protocol::appendGet(batch, get, 2, "absent");
+  const uint32_t durable_set = client.nextOpaque();
+  protocol::appendStore(batch, Opcode::kSet, durable_set, 2, "waits", "v", durable(300));
+  const uint32_t plain_set = client.nextOpaque();
+  protocol::appendStore(batch, Opcode::kSet, plain_set, 3, "behind", "v");
+  const uint32_t noop = client.nextOpaque();
+  protocol::appendSimple(batch, Opcode::kNoop, noop);
+  const auto sent = std::chrono::steady_clock::now();
+  ASSERT_TRUE(client.sendRaw(batch).ok());
+
+  auto first = client.readResponse();
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->opaque, get);
+  EXPECT_EQ(first->status, Status::kKeyNotFound);
+  // Not held for the SyncWrite behind it, whose timeout is 300 ms.
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(300));
+  auto second = client.readResponse();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_GE(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(300));
+  EXPECT_EQ(second->opaque, durable_set);
+  EXPECT_EQ(second->status, Status::kSyncWriteAmbiguous);
+  auto third = client.readResponse();
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_EQ(third->opaque, plain_set);
+  EXPECT_EQ(third->status, Status::kSuccess);
+  auto fourth = client.readResponse();
+  ASSERT_TRUE(fourth.ok()) << fourth.status();
+  EXPECT_EQ(fourth->opaque, noop);
+  EXPECT_EQ(fourth->status, Status::kSuccess);
 }
 
 }  // namespace

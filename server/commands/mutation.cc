@@ -32,6 +32,7 @@
 #include "server/dispatcher.h"
 #include "server/parse_number.h"
 #include "server/protocol/byte_order.h"
+#include "server/protocol/packet.h"
 #include "server/protocol/response_encoder.h"
 
 namespace syncwrite::server::commands {
@@ -80,10 +81,13 @@ durability::WriteOp writeOpFor(Opcode opcode) {
 // A mutation's Success answer (LateAnswerShape, command.h, says what it holds).
 void appendSuccess(std::string& out, const LateAnswerShape& shape, uint64_t cas, uint64_t seqno) {
   if (shape.quiet) return;
-  std::string extras;
+  // 16 bytes: on the stack, not in a string (which allocates above 15).
+  std::array<char, 16> uuid_seqno{};
+  std::string_view extras;
   if (shape.has_uuid) {
-    protocol::wire::append64(extras, shape.vbucket_uuid);
-    protocol::wire::append64(extras, seqno);
+    protocol::wire::store64(uuid_seqno.data(), shape.vbucket_uuid);
+    protocol::wire::store64(uuid_seqno.data() + 8, seqno);
+    extras = {uuid_seqno.data(), uuid_seqno.size()};
   }
   std::string value;  // 8 bytes at most: no allocation
   if (shape.has_counter) protocol::wire::append64(value, shape.counter);
@@ -352,6 +356,47 @@ void appendLateAnswer(std::string& out, const LateAnswerShape& shape,
   protocol::appendErrorContextResponse(out, shape.opcode, protocol::Status::kSyncWriteAmbiguous,
                                        shape.opaque, commands::ambiguousContext(resolution.reason),
                                        shape.json);
+}
+
+std::optional<ResolvedAnswer> ResolvedAnswer::of(
+    const LateAnswerShape& shape, const durability::Resolution& resolution) noexcept {
+  if (shape.has_counter) return std::nullopt;
+  ResolvedAnswer a;
+  a.vbucket_uuid_ = shape.vbucket_uuid;
+  a.cas_ = resolution.cas;
+  a.seqno_ = resolution.resolution_seqno;
+  a.opaque_ = shape.opaque;
+  a.opcode_ = shape.opcode;
+  a.reason_ = resolution.reason;
+  a.flags_ = static_cast<uint8_t>((resolution.committed ? kCommitted : 0) |
+                                  (shape.quiet ? kQuiet : 0) | (shape.has_uuid ? kHasUuid : 0) |
+                                  (shape.zero_cas ? kZeroCas : 0) | (shape.json ? kJson : 0));
+  return a;
+}
+
+size_t ResolvedAnswer::size() const noexcept {
+  if ((flags_ & kCommitted) == 0) {
+    return protocol::kHeaderSize + commands::ambiguousContext(reason_).size();
+  }
+  if ((flags_ & kQuiet) != 0) return 0;
+  return protocol::kHeaderSize + ((flags_ & kHasUuid) != 0 ? 16 : 0);
+}
+
+void ResolvedAnswer::appendTo(std::string& out) const {
+  LateAnswerShape shape;
+  shape.vbucket_uuid = vbucket_uuid_;
+  shape.opaque = opaque_;
+  shape.opcode = opcode_;
+  shape.quiet = (flags_ & kQuiet) != 0;
+  shape.has_uuid = (flags_ & kHasUuid) != 0;
+  shape.zero_cas = (flags_ & kZeroCas) != 0;
+  shape.json = (flags_ & kJson) != 0;
+  durability::Resolution resolution;
+  resolution.committed = (flags_ & kCommitted) != 0;
+  resolution.reason = reason_;
+  resolution.resolution_seqno = seqno_;
+  resolution.cas = cas_;
+  appendLateAnswer(out, shape, resolution);
 }
 
 }  // namespace syncwrite::server
