@@ -45,7 +45,7 @@ writers run SCHED_IDLE unless --writers-sched normal (see WRITERS_SCHED), on
 
 Usage (./dev bench storm runs it):
   storm.py --bin build/release/bin [--n 10000,100000,300000] [--modes event-driven,polling]
-           [--timeout-ms 2000] [--json out.json] [--shutdown-only] [--writers-sched idle|normal]
+           [--timeout-ms 4000] [--json out.json] [--shutdown-only] [--writers-sched idle|normal]
            [--writer-threads 2]
 """
 
@@ -471,7 +471,11 @@ def main():
                         "syncwrite-cli and mcbp_load")
     parser.add_argument("--n", default="10000,100000,300000", help="comma-separated write counts")
     parser.add_argument("--modes", default="event-driven,polling")
-    parser.add_argument("--timeout-ms", type=int, default=2000)
+    # 4 s: at 300k the writes take 1.8-2.2 s to arrive here (writers at normal
+    # priority on two threads). With the 2 s used before 2026-11-26 the first
+    # deadlines passed before the last write arrived, often before all were
+    # pending, and the run then had no RSS or resolution figures.
+    parser.add_argument("--timeout-ms", type=int, default=4000)
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--writers-sched", choices=("idle", "normal"), default="idle",
                         help="the writers' scheduling policy: SCHED_IDLE (default: they stand "
@@ -549,8 +553,11 @@ def main():
             worst = ", ".join(f"{t:.2f} s: {ms:g}" for t, ms in st["worst"])
             if not covered:
                 worst += " (the bystander's window ended before the storm did)"
-            phases = (f" (all pending at {r['accepted_s_with_bystander'] or 0:.2f} s, deadlines "
-                      f"from {r['timeout_ms'] / 1000:g} s)" if what == "timeout storm" else "")
+            pending = r["accepted_s_with_bystander"]
+            pending = (f"all pending at {pending:.2f} s" if pending is not None else
+                       "not all pending by 90% of the timeout")
+            phases = (f" ({pending}, deadlines from {r['timeout_ms'] / 1000:g} s)"
+                      if what == "timeout storm" else "")
             print(f"- {r['n']:,} {r['mode']}, {what}{phases}: {st['count']} stalls; {worst}")
     if args.json:
         with open(args.json, "w") as out:
