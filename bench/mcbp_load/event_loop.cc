@@ -2,13 +2,14 @@
 
 #include <errno.h>
 #include <sys/epoll.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <vector>
 
 #include <absl/strings/str_cat.h>
+
+#include "bench/epoll_fd.h"
 
 namespace syncwrite::bench::mcbp_load {
 
@@ -23,26 +24,11 @@ int64_t nowNs() {
       .count();
 }
 
-// Closes the epoll descriptor on every way out.
-class EpollFd {
- public:
-  EpollFd() : fd_(::epoll_create1(EPOLL_CLOEXEC)) {}
-  ~EpollFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  EpollFd(const EpollFd&) = delete;
-  EpollFd& operator=(const EpollFd&) = delete;
-  int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
-};
-
 }  // namespace
 
 void driveConnections(std::span<Connection* const> connections, std::span<absl::Status> errors) {
   EpollFd epoll;
-  if (epoll.get() < 0) {
+  if (!epoll.ok()) {
     const std::string why = absl::StrCat("epoll_create1: ", std::strerror(errno));
     for (absl::Status& e : errors) e = absl::InternalError(why);
     return;

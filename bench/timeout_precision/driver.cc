@@ -1,7 +1,6 @@
 #include "bench/timeout_precision/driver.h"
 
 #include <sys/epoll.h>
-#include <unistd.h>
 
 #include <memory>
 #include <optional>
@@ -10,6 +9,7 @@
 
 #include <absl/strings/str_cat.h>
 
+#include "bench/epoll_fd.h"
 #include "server/protocol/client.h"
 #include "server/protocol/request_encoder.h"
 
@@ -38,25 +38,19 @@ struct InFlight {
 
 class Epoll {
  public:
-  Epoll() : fd_(::epoll_create1(EPOLL_CLOEXEC)) {}
-  ~Epoll() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Epoll(const Epoll&) = delete;
-  Epoll& operator=(const Epoll&) = delete;
-  bool ok() const { return fd_ >= 0; }
+  bool ok() const { return fd_.ok(); }
   bool add(int fd, uint32_t index) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u32 = index;
-    return ::epoll_ctl(fd_, EPOLL_CTL_ADD, fd, &ev) == 0;
+    return ::epoll_ctl(fd_.get(), EPOLL_CTL_ADD, fd, &ev) == 0;
   }
   int wait(epoll_event* events, int max, int timeout_ms) {
-    return ::epoll_wait(fd_, events, max, timeout_ms);
+    return ::epoll_wait(fd_.get(), events, max, timeout_ms);
   }
 
  private:
-  int fd_;
+  EpollFd fd_;
 };
 
 absl::StatusOr<Client> connect(const DriveOptions& o) {
