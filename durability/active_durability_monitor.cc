@@ -55,7 +55,7 @@ WriteStatus ActiveDurabilityMonitor::checkLocked(const WriteRequest& request, bo
   return WriteStatus::kPending;
 }
 
-WriteResult ActiveDurabilityMonitor::write(WriteRequest&& request, Completion&& completion,
+WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion&& completion,
                                            clock::TimePoint now, ResolvedWrites& resolved) {
   Level level = Level::kNone;
   if (request.durability) {
@@ -83,7 +83,7 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest&& request, Completion&& 
     ++counters_.refused;
     return {status, 0};
   }
-  if (!durable) return writePlainLocked(std::move(request));
+  if (!durable) return writePlainLocked(request);
 
   const clock::TimePoint deadline = timeout.deadline(now, settings_.defaultTimeout());
   // Earlier than an older write's deadline: it may expire behind the head.
@@ -111,7 +111,7 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest&& request, Completion&& 
   return {WriteStatus::kPending, seqno};
 }
 
-WriteResult ActiveDurabilityMonitor::writePlainLocked(WriteRequest&& request) {
+WriteResult ActiveDurabilityMonitor::writePlainLocked(const WriteRequest& request) {
   const bool deleted = request.op == WriteOp::kDelete;
   // The item copies the key and the value into its block.
   vbucket::QueuedItem item = vb_.checkpointManager().queue(

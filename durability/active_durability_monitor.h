@@ -145,7 +145,7 @@ class ActiveDurabilityMonitor {
   // An empty `completion` makes the write plain whatever durability_min_level
   // says; with durability requirements it is refused kInvalidLevel.
   // Cost: O(1) expected.
-  WriteResult write(WriteRequest&& request, Completion&& completion, clock::TimePoint now,
+  WriteResult write(WriteRequest request, Completion&& completion, clock::TimePoint now,
                     ResolvedWrites& resolved);
 
   // A replica acknowledged prepares up to `prepared_seqno`; commits what
@@ -244,7 +244,7 @@ class ActiveDurabilityMonitor {
   // The status of a write that may not go ahead, or kPending when it may.
   WriteStatus checkLocked(const WriteRequest& request, bool durable) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  WriteResult writePlainLocked(WriteRequest&& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  WriteResult writePlainLocked(const WriteRequest& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void commitSatisfiedLocked(ResolvedWrites& resolved) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Drops the oldest write, whose key the caller has erased already.
   void popHeadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);

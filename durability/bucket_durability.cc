@@ -270,7 +270,7 @@ WriteResult BucketDurability::write(Vbid vbid, WriteRequest request, Completion 
   Impl& d = *impl_;
   if (vbid >= d.slots.size()) return {WriteStatus::kNotActive, 0};
   ResolvedWrites resolved;
-  const WriteResult result = d.slots[vbid].monitor->write(std::move(request), std::move(completion),
+  const WriteResult result = d.slots[vbid].monitor->write(request, std::move(completion),
                                                           d.clocks.deadline.now(), resolved);
   if (!resolved.empty()) d.defer(std::move(resolved));
   return result;
@@ -295,7 +295,7 @@ size_t BucketDurability::flush() {
       request.op = WriteOp::kDelete;
       request.key = key;  // `key` outlives the write() call
       // No completion: a plain delete whatever durability_min_level says.
-      if (write(static_cast<Vbid>(vb), std::move(request), {}).status == WriteStatus::kCommitted) {
+      if (write(static_cast<Vbid>(vb), request, {}).status == WriteStatus::kCommitted) {
         ++deleted;
       }
     }

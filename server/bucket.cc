@@ -135,8 +135,7 @@ durability::WriteResult Bucket::write(vbucket::Vbid vbid, durability::WriteReque
     if (memory_.aboveLowerMark()) memory_.requestRecovery();
     return {durability::WriteStatus::kTemporaryFailure, 0};
   }
-  durability::WriteResult result =
-      durability_->write(vbid, std::move(request), std::move(completion));
+  durability::WriteResult result = durability_->write(vbid, request, std::move(completion));
   return result;
 }
 

@@ -49,7 +49,7 @@ class BucketDurabilityTest : public ::testing::TestWithParam<TimeoutMode> {
                     Level level = Level::kMajority) {
     WriteRequest request{WriteOp::kSet, key, "v", 1,
                          Requirements{level, timeout.value_or(Timeout::bucketDefault())}};
-    return bucket_->write(vb, std::move(request), recorder_.completion(key));
+    return bucket_->write(vb, request, recorder_.completion(key));
   }
   WriteResult writePlain(Vbid vb, const std::string& key) {
     return bucket_->write(vb, WriteRequest{WriteOp::kSet, key, "v", 1, std::nullopt},

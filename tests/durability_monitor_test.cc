@@ -26,19 +26,18 @@ class MonitorTest : public ::testing::Test {
   explicit MonitorTest(ReplicationTopology topology = testing::chainOf({"replica1"}))
       : monitor_(vb_, settings_, std::move(topology)) {}
 
-  WriteResult write(std::string key, Level level = Level::kMajority,
+  WriteResult write(const std::string& key, Level level = Level::kMajority,
                     Timeout timeout = Timeout::bucketDefault(), WriteOp op = WriteOp::kSet) {
     WriteRequest request{op, key, "value", 7, Requirements{level, timeout}};
-    return writeRequest(std::move(request));
+    return writeRequest(request);
   }
-  WriteResult writePlain(std::string key, WriteOp op = WriteOp::kSet) {
+  WriteResult writePlain(const std::string& key, WriteOp op = WriteOp::kSet) {
     return writeRequest(WriteRequest{op, key, "plain", 3, std::nullopt});
   }
   WriteResult writeRequest(WriteRequest request) {
     ResolvedWrites resolved;
     const std::string tag(request.key);
-    WriteResult result =
-        monitor_.write(std::move(request), recorder_.completion(tag), clock_.now(), resolved);
+    WriteResult result = monitor_.write(request, recorder_.completion(tag), clock_.now(), resolved);
     resolved.notify();
     return result;
   }

@@ -91,7 +91,7 @@ TEST_P(DurabilityStormTest, EveryWriteIsAbortedOnceInSeqnoOrderInBoundedSlices) 
     const std::string key = "key" + std::to_string(i);
     WriteRequest request{WriteOp::kSet, key, "v", 1,
                          Requirements{Level::kMajority, *Timeout::fromMillis(1000)}};
-    const WriteResult r = bucket_->write(vb, std::move(request), answerInto(i));
+    const WriteResult r = bucket_->write(vb, request, answerInto(i));
     ASSERT_EQ(r.status, WriteStatus::kPending) << i;
     prepare_seqno[i] = r.seqno;
   }

@@ -76,7 +76,7 @@ TEST(DurabilityStressTest, EveryWriteResolvesOnceAndInSeqnoOrder) {
         const std::string key = "key" + std::to_string(rng() % 64);
         WriteRequest request{WriteOp::kSet, key, "v", id,
                              Requirements{level, *Timeout::fromMillis(1 + rng() % 40)}};
-        const WriteResult r = bucket->write(vb, std::move(request), [&, id](const Resolution& res) {
+        const WriteResult r = bucket->write(vb, request, [&, id](const Resolution& res) {
           std::lock_guard lock(results_mutex);
           ++calls[id];
           resolutions[id] = res;

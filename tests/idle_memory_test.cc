@@ -226,7 +226,7 @@ TEST_P(PendingSyncWriteMemory, PerWriteBeyondKeyAndValue) {
             durability::WriteOp::kSet, keys[static_cast<size_t>(i) * kVBuckets + vb], value, 1,
             durability::Requirements{durability::Level::kMajority,
                                      durability::Timeout::bucketDefault()}};
-        const auto result = bucket.write(static_cast<durability::Vbid>(vb), std::move(request),
+        const auto result = bucket.write(static_cast<durability::Vbid>(vb), request,
                                          server::LateReply(&answered, vb));
         ASSERT_EQ(result.status, durability::WriteStatus::kPending);
       }

@@ -147,7 +147,7 @@ Sent send(CommandContext& context, Bucket& bucket, durability::WriteRequest writ
   if (late) completion = *late;  // inline: no allocation (command.h)
   const uint64_t cas = write.cas;
   const durability::WriteResult result =
-      bucket.write(request.vbucket, std::move(write), std::move(completion));
+      bucket.write(request.vbucket, write, std::move(completion));
   disposition = Disposition::kAnswered;
   switch (result.status) {
     case durability::WriteStatus::kPending:
@@ -203,7 +203,7 @@ Disposition mutate(CommandContext& context) {
   std::optional<LateReply> late;
   if (bucket->durability().mayPend(write)) late = context.defer();
   Disposition disposition = Disposition::kAnswered;
-  send(context, *bucket, std::move(write), shapeFor(context, *bucket), late, false, disposition);
+  send(context, *bucket, write, shapeFor(context, *bucket), late, false, disposition);
   return disposition;
 }
 
@@ -260,7 +260,7 @@ Disposition readModifyWrite(CommandContext& context, Compute compute) {
     shape.has_counter = modified.counter.has_value();
     shape.counter = modified.counter.value_or(0);
     Disposition disposition = Disposition::kAnswered;
-    if (send(context, *bucket, std::move(write), shape, late, true, disposition) == Sent::kDone) {
+    if (send(context, *bucket, write, shape, late, true, disposition) == Sent::kDone) {
       return disposition;
     }
   }

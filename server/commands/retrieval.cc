@@ -117,7 +117,7 @@ Disposition touch(CommandContext& context) {
       return Disposition::kAnswered;
     }
     const uint64_t cas = write.cas;
-    const durability::WriteResult result = bucket.write(request.vbucket, std::move(write), {});
+    const durability::WriteResult result = bucket.write(request.vbucket, write, {});
     switch (result.status) {
       case durability::WriteStatus::kCommitted:
         if (request.opcode == Opcode::kGat) {
