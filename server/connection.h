@@ -176,6 +176,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     size_t size() const noexcept;
     void appendTo(std::string& out) const;
   };
+  static_assert(sizeof(Slot) == 40, "Slot grew: a pending request costs more (docs/memory.md)");
   enum class Closing { kNo, kAfterAll, kAfterReady };
   // A SyncWrite resolved off the strand: `ticket` is its slot's sequence
   // number, or kUnorderedTicket | its index in unordered_shapes_.

@@ -106,7 +106,8 @@ absl::StatusOr<LoadResult> runLoad(const LoadOptions& options,
         drive(run, [&](unsigned i, Connection& c) -> absl::Status {
           const uint64_t budget =
               options.requests == 0 ? 0 : options.requests / n + (i < options.requests % n);
-          // A budget of 0 with --requests means this connection sends nothing.
+          // A budget of 0 with --requests means this connection sends
+          // nothing: no phase starts, so it is done() and the loop skips it.
           if (options.requests != 0 && budget == 0) return absl::OkStatus();
           return c.startRun(budget, shared.stop);
         });
