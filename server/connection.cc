@@ -156,64 +156,41 @@ void Connection::handlePacket(const protocol::Packet& packet) {
     handleUnordered(parsed.request);
     return;
   }
-  if (slots_.empty()) {
-    handleInOrder(parsed);
-    return;
-  }
-  Slot& slot = slots_.emplace_back();
-  const uint64_t seq = first_slot_seq_ + slots_.size() - 1;
+  // While no answer is owed, this one goes straight to ready_out_; behind
+  // one, it takes a slot. A deferred answer always takes a slot, whose
+  // sequence number is known before the dispatcher runs: nothing adds or
+  // removes slots meanwhile (fills are posted to this strand), and
+  // references into a deque stay valid across emplace_back.
+  const bool direct = slots_.empty();
+  const uint64_t seq = first_slot_seq_ + slots_.size();  // the slot it takes
+  if (!direct) slots_.emplace_back();
+  std::string& out = direct ? ready_out_ : slots_.back().bytes();
+  const size_t before = out.size();
+  if (direct) ++ready_queued_;
   if (!parsed.ok()) {
-    protocol::appendParseError(slot.bytes(), parsed, session_.json);
-    markReady(slot);
+    protocol::appendParseError(out, parsed, session_.json);
+    noteUnsent(out.size() - before);
     return;
   }
-  // References into a deque stay valid across emplace_back; nothing removes
-  // slots while the dispatcher runs (fills are posted to this strand).
   LateAnswerShape shape;
   const Disposition disposition = dispatcher_.execute(
-      parsed.request, session_, slot.bytes(), [this, seq] { return LateReply(this, seq); }, shape);
+      parsed.request, session_, out, [this, seq] { return LateReply(this, seq); }, shape);
   switch (disposition) {
     case Disposition::kAnswered:
-      markReady(slot);
+      noteUnsent(out.size() - before);
       break;
     case Disposition::kClose:
-      markReady(slot);
-      closing_ = Closing::kAfterAll;
-      break;
-    case Disposition::kDeferred:
-      slot.answer = shape;  // not ready until fill()
-      noteDeferred();
-      break;
-  }
-}
-
-void Connection::handleInOrder(const protocol::ParseResult& parsed) {
-  const size_t before = ready_out_.size();
-  ++ready_queued_;
-  if (!parsed.ok()) {
-    protocol::appendParseError(ready_out_, parsed, session_.json);
-    noteUnsent(ready_out_.size() - before);
-    return;
-  }
-  // A deferred answer takes the first slot: its sequence number is
-  // first_slot_seq_ (slots_ is empty, and stays so while the dispatcher runs).
-  const uint64_t seq = first_slot_seq_;
-  LateAnswerShape shape;
-  const Disposition disposition = dispatcher_.execute(
-      parsed.request, session_, ready_out_, [this, seq] { return LateReply(this, seq); }, shape);
-  switch (disposition) {
-    case Disposition::kAnswered:
-      noteUnsent(ready_out_.size() - before);
-      break;
-    case Disposition::kClose:
-      noteUnsent(ready_out_.size() - before);
+      noteUnsent(out.size() - before);
       closing_ = Closing::kAfterAll;
       break;
     case Disposition::kDeferred:
       // A deferring handler appends nothing (dispatcher.h).
-      assert(ready_out_.size() == before);
-      --ready_queued_;
-      slots_.emplace_back().answer = shape;  // not ready until fill()
+      assert(out.size() == before);
+      if (direct) {
+        --ready_queued_;
+        slots_.emplace_back();
+      }
+      slots_.back().answer = shape;  // not ready until fill()
       noteDeferred();
       break;
   }

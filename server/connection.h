@@ -199,9 +199,6 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // at that budget with more possibly buffered.
   bool processBuffered();
   void handlePacket(const protocol::Packet& packet);
-  // handlePacket() while no slot is owed: the answer goes to ready_out_, and
-  // only a deferred one takes a slot.
-  void handleInOrder(const protocol::ParseResult& parsed);
   void handleUnordered(const protocol::Request& request);
   // On the strand: a request was deferred; the connection owes its answer.
   void noteDeferred();

@@ -271,12 +271,12 @@ absl::Status Connection::sendFresh() {
   return sendSome();
 }
 
-absl::Status Connection::checkHang(int64_t now_ns) const {
+absl::Status Connection::checkHang() const {
   const int64_t guard_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(
           kHangGuard + std::chrono::milliseconds(options_.durability_timeout_ms))
           .count();
-  if (outstanding_ == 0 || now_ns - last_read_ns_ < guard_ns) return absl::OkStatus();
+  if (outstanding_ == 0 || nowNs() - last_read_ns_ < guard_ns) return absl::OkStatus();
   return failure(absl::StrCat("no response for ", guard_ns / 1'000'000, " ms with ", outstanding_,
                               " requests in flight"));
 }

@@ -104,8 +104,8 @@ class Connection {
   bool wantsWrite() const noexcept { return out_sent_ < out_.size(); }
   int fd() const noexcept { return fd_; }
   // An error if requests are in flight and nothing was read for the hang
-  // guard as of `now_ns` (steady clock).
-  absl::Status checkHang(int64_t now_ns) const;
+  // guard.
+  absl::Status checkHang() const;
 
   ConnectionStats& stats() noexcept { return stats_; }
 

@@ -18,12 +18,6 @@ namespace {
 constexpr int kMaxEvents = 256;
 constexpr int kHangCheckMs = 1000;
 
-int64_t nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 void driveConnections(std::span<Connection* const> connections, std::span<absl::Status> errors) {
@@ -67,7 +61,8 @@ void driveConnections(std::span<Connection* const> connections, std::span<absl::
   }
 
   std::vector<epoll_event> events(kMaxEvents);
-  int64_t next_hang_check = nowNs() + int64_t{kHangCheckMs} * 1'000'000;
+  using Clock = std::chrono::steady_clock;
+  auto next_hang_check = Clock::now() + std::chrono::milliseconds(kHangCheckMs);
   while (remaining > 0) {
     const int ready = ::epoll_wait(epoll.get(), events.data(), kMaxEvents, kHangCheckMs);
     if (ready < 0 && errno != EINTR) {
@@ -91,12 +86,12 @@ void driveConnections(std::span<Connection* const> connections, std::span<absl::
         if (absl::Status w = watch(i, EPOLL_CTL_MOD); !w.ok()) retire(i, std::move(w));
       }
     }
-    const int64_t now = nowNs();
+    const auto now = Clock::now();
     if (now < next_hang_check) continue;
-    next_hang_check = now + int64_t{kHangCheckMs} * 1'000'000;
+    next_hang_check = now + std::chrono::milliseconds(kHangCheckMs);
     for (size_t i = 0; i < n; ++i) {
       if (!active[i]) continue;
-      if (absl::Status s = connections[i]->checkHang(now); !s.ok()) retire(i, std::move(s));
+      if (absl::Status s = connections[i]->checkHang(); !s.ok()) retire(i, std::move(s));
     }
   }
 }
