@@ -2,6 +2,7 @@
 // once, and the two errors that end a connection (bad magic, body too big).
 #include "server/protocol/packet_reader.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -154,6 +155,45 @@ TEST(PacketReaderTest, BodyOverTheLimitIsTooBigFromTheHeaderAlone) {
   EXPECT_EQ(next.header.body_length, 1025u);
   reader.feed(std::string_view(bytes).substr(kHeaderSize));
   EXPECT_EQ(reader.next().result, Result::kTooBig);
+}
+
+TEST(PacketReaderTest, AFullReadEndingInsideAPacketDoesNotGrowTheBuffer) {
+  // Reads fill the buffer and end inside a packet, as a pipelining client's
+  // stream does: the partial packet moves to the front, the buffer stays
+  // kBufferBytes (it is held per connection), and every packet arrives.
+  PacketReader reader(PacketReader::Direction::kRequests);
+  std::string stream;
+  for (uint32_t i = 0; stream.size() < 10 * PacketReader::kBufferBytes; ++i) {
+    stream += getRequest(i, "a-key-of-some-length-" + std::to_string(i));
+  }
+  uint32_t packets = 0;
+  for (size_t fed = 0; fed < stream.size();) {
+    const std::span<char> space = reader.prepare();
+    ASSERT_GE(space.size(), PacketReader::kMinReadRoom);
+    EXPECT_EQ(reader.buffered() + space.size(), PacketReader::kBufferBytes);
+    const size_t n = std::min(space.size(), stream.size() - fed);
+    std::copy_n(stream.data() + fed, n, space.data());
+    reader.commit(n);
+    fed += n;
+    for (auto next = reader.next(); next.result == Result::kPacket; next = reader.next()) {
+      EXPECT_EQ(next.packet.header.opaque, packets++);
+    }
+  }
+  EXPECT_GT(packets, 500u);
+  EXPECT_EQ(reader.buffered(), 0u);
+  EXPECT_EQ(reader.next().result, Result::kNeedMore);
+}
+
+TEST(PacketReaderTest, ABufferGrownForALargePacketShrinksOnceRead) {
+  PacketReader reader(PacketReader::Direction::kRequests);
+  std::string big;
+  appendStore(big, Opcode::kSet, 1, 0, "big", std::string(5 * PacketReader::kBufferBytes, 'v'));
+  reader.feed(big);
+  const auto next = reader.next();
+  ASSERT_EQ(next.result, Result::kPacket);
+  EXPECT_EQ(next.packet.value.size(), 5 * PacketReader::kBufferBytes);
+  EXPECT_EQ(reader.buffered(), 0u);
+  EXPECT_EQ(reader.prepare().size(), PacketReader::kBufferBytes);
 }
 
 TEST(PacketReaderTest, HugeBodyLengthIsTooBigWithoutAllocating) {

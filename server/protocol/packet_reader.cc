@@ -10,6 +10,11 @@ PacketReader::PacketReader(Direction direction, size_t max_packet_size)
     : direction_(direction), max_packet_size_(max_packet_size) {}
 
 void PacketReader::reserveTail(size_t min_size) {
+  if (begin_ == end_ && buffer_.size() > kBufferBytes && min_size <= kBufferBytes) {
+    // Empty after a large packet: give the rest back.
+    begin_ = end_ = 0;
+    std::string(kBufferBytes, '\0').swap(buffer_);
+  }
   if (buffer_.size() - end_ >= min_size) return;
   // Reclaim the consumed prefix first: it may be enough on its own.
   if (begin_ > 0) {
@@ -19,7 +24,7 @@ void PacketReader::reserveTail(size_t min_size) {
     if (buffer_.size() - end_ >= min_size) return;
   }
   // Geometric growth: amortised O(1) per byte, no allocation per feed.
-  buffer_.resize(std::max(buffer_.size() * 2, end_ + min_size));
+  buffer_.resize(std::max({buffer_.size() * 2, end_ + min_size, kBufferBytes}));
 }
 
 void PacketReader::feed(std::string_view bytes) {

@@ -56,10 +56,21 @@ class PacketReader {
   // Copies `bytes` to the end of the buffer.
   void feed(std::string_view bytes);
 
+  // The buffer's size while no packet needs more, and the least room a read
+  // is given by default. The room is less than the buffer, so that a read
+  // that fills the buffer and ends inside a packet does not double it: the
+  // partial packet moves to the front and the next read fills the rest.
+  // (A connection's buffer is held while it waits for its next request, so
+  // its size counts once per connection: docs/memory.md.)
+  static constexpr size_t kBufferBytes = size_t{16} * 1024;
+  static constexpr size_t kMinReadRoom = size_t{4} * 1024;
+
   // Zero-copy alternative to feed(): a writable region of at least
   // `min_size` bytes at the end of the buffer; read into it, then commit()
-  // the number of bytes actually written.
-  std::span<char> prepare(size_t min_size = size_t{16} * 1024);
+  // the number of bytes actually written. A buffer that grew past
+  // kBufferBytes for a large packet goes back to kBufferBytes here once
+  // everything in it has been read.
+  std::span<char> prepare(size_t min_size = kMinReadRoom);
   void commit(size_t written);
 
   // The next complete packet, or why there is none. O(1): the buffer is
