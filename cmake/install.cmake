@@ -42,6 +42,7 @@ set(SYNCWRITE_PUBLIC_HEADERS
   config/key.h
   config/schema.h
   durability/bucket_durability.h
+  durability/completion.h
   durability/level.h
   durability/requirements.h
   durability/sync_write.h

@@ -16,12 +16,12 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "base/borrowed_view.h"
+#include "durability/completion.h"
 #include "durability/requirements.h"
 #include "vbucket/item.h"
 #include "vbucket/vbucket_state.h"
@@ -111,12 +111,12 @@ struct Resolution {
   Cas cas = 0;  // the request's
 };
 
-// Called exactly once per accepted SyncWrite, on whichever thread resolved it
+// A SyncWrite's Completion (durability/completion.h) is called exactly once
+// per accepted SyncWrite, on whichever thread resolved it
 // (an acknowledging thread, a timeout task, the thread that changed the
 // vbucket's state or shut the bucket down), never with a durability lock held
 // and never from inside the call that added the write. It must not throw.
-// libstdc++ stores a capture without an allocation only when it is
-// trivially copyable and at most 16 bytes.
-using Completion = std::function<void(const Resolution&)>;
+// It holds a callable without an allocation only when that is trivially
+// copyable and at most 16 bytes.
 
 }  // namespace syncwrite::durability

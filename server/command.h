@@ -118,7 +118,7 @@ class ReplySink {
 
 // A deferred request's completion: a sink and the request's ticket, 16
 // bytes and trivially copyable, so that a durability::Completion holds it
-// inline (libstdc++'s std::function allocates for any other capture) and a
+// in place (it allocates for any other callable) and a
 // pending SyncWrite costs the server no allocation for it. It owns nothing:
 // the sink must outlive every LateReply of a request that was deferred
 // (Connection holds itself alive while it owes answers), and a LateReply of
