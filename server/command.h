@@ -52,8 +52,8 @@ struct Session {
 // MutationSeqno the vbucket uuid and the commit's seqno as extras, and for
 // INCREMENT/DECREMENT the new counter as an 8-byte value; a quiet mutation
 // answers nothing on success. Whoever holds the request's answer slot keeps
-// one per SyncWrite in flight (a connection: in the slot), so it is kept
-// small: 32 bytes, no string (docs/memory.md).
+// one per SyncWrite in flight (a connection: packed in its AnswerSlot,
+// answer_slot.h), so it is kept small: 32 bytes, no string (docs/memory.md).
 struct LateAnswerShape {
   uint64_t vbucket_uuid = 0;  // sent with the seqno when has_uuid
   uint64_t counter = 0;       // INCREMENT/DECREMENT: the answer's value, when has_counter
@@ -73,38 +73,9 @@ static_assert(sizeof(LateAnswerShape) == 32, "LateAnswerShape grew: update docs/
 void appendLateAnswer(std::string& out, const LateAnswerShape& shape,
                       const durability::Resolution& resolution);
 
-// A late answer decided and not yet sent, as the 32 bytes appendLateAnswer
-// reads of the shape and the resolution, so that a connection's resolved
-// slot holds it in place of the shape instead of the answer's bytes in a
-// string of their own (an allocation per answer). A shape with a counter
-// (INCREMENT/DECREMENT) does not fit: of() gives nullopt, and the caller
-// builds the bytes at once.
-class ResolvedAnswer {
- public:
-  static std::optional<ResolvedAnswer> of(const LateAnswerShape& shape,
-                                          const durability::Resolution& resolution) noexcept;
-  // The answer's size in bytes: what appendTo() appends.
-  size_t size() const noexcept;
-  // Appends the answer, as appendLateAnswer would have.
-  void appendTo(std::string& out) const;
-
- private:
-  enum Flag : uint8_t {
-    kCommitted = 1,
-    kQuiet = 2,
-    kHasUuid = 4,
-    kZeroCas = 8,
-    kJson = 16,
-  };
-  uint64_t vbucket_uuid_ = 0;
-  uint64_t cas_ = 0;
-  uint64_t seqno_ = 0;  // the commit's
-  uint32_t opaque_ = 0;
-  protocol::Opcode opcode_ = protocol::Opcode::kSet;
-  uint8_t flags_ = 0;
-  durability::AmbiguousReason reason_ = durability::AmbiguousReason::kTimeout;
-};
-static_assert(sizeof(ResolvedAnswer) == 32, "ResolvedAnswer grew: a connection's slot grows");
+// The size of what appendLateAnswer appends, without building it.
+size_t lateAnswerSize(const LateAnswerShape& shape,
+                      const durability::Resolution& resolution) noexcept;
 
 // Where late answers go: a connection, or a test's recorder.
 class ReplySink {

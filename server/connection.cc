@@ -129,12 +129,19 @@ bool Connection::processBuffered() {
         logLine(absl::StrCat("connection ", peer_, ": request body of ", next.header.body_length,
                              " bytes is over max_packet_size ", context_.max_packet_size,
                              ", closing it"));
-        Slot& slot = slots_.emplace_back();
+        const bool direct = slots_.empty();
+        std::string& out = direct ? ready_out_ : behind_out_;
+        const size_t before = out.size();
         protocol::appendErrorResponse(
-            slot.bytes(), next.header.opcode, protocol::Status::kTooBig, next.header.opaque,
+            out, next.header.opcode, protocol::Status::kTooBig, next.header.opaque,
             absl::StrCat("request body of ", next.header.body_length,
                          " bytes is over max_packet_size ", context_.max_packet_size));
-        markReady(slot);
+        if (direct) {
+          ++ready_queued_;
+        } else {
+          slots_.push_back(AnswerSlot::inlineAnswer(out.size() - before));
+        }
+        noteUnsent(out.size() - before);
         closing_ = Closing::kAfterReady;
         return false;
       }
@@ -157,43 +164,36 @@ void Connection::handlePacket(const protocol::Packet& packet) {
     return;
   }
   // While no answer is owed, this one goes straight to ready_out_; behind
-  // one, it takes a slot. A deferred answer always takes a slot, whose
-  // sequence number is known before the dispatcher runs: nothing adds or
-  // removes slots meanwhile (fills are posted to this strand), and
-  // references into a deque stay valid across emplace_back.
+  // one, to behind_out_ with a kInline slot. A deferred answer always takes a
+  // slot, whose sequence number is known before the dispatcher runs: nothing
+  // adds or removes slots meanwhile (fills are posted to this strand).
   const bool direct = slots_.empty();
   const uint64_t seq = first_slot_seq_ + slots_.size();  // the slot it takes
-  if (!direct) slots_.emplace_back();
-  std::string& out = direct ? ready_out_ : slots_.back().bytes();
+  std::string& out = direct ? ready_out_ : behind_out_;
   const size_t before = out.size();
-  if (direct) ++ready_queued_;
-  if (!parsed.ok()) {
+  Disposition disposition = Disposition::kAnswered;
+  LateAnswerShape shape;
+  if (parsed.ok()) {
+    disposition = dispatcher_.execute(
+        parsed.request, session_, out, [this, seq] { return LateReply(this, seq); }, shape);
+  } else {
     protocol::appendParseError(out, parsed, session_.json);
-    noteUnsent(out.size() - before);
+  }
+  if (disposition == Disposition::kDeferred) {
+    // A deferring handler appends nothing (dispatcher.h).
+    assert(out.size() == before);
+    slots_.push_back(AnswerSlot::pending(shape));  // not ready until fill()
+    noteDeferred();
     return;
   }
-  LateAnswerShape shape;
-  const Disposition disposition = dispatcher_.execute(
-      parsed.request, session_, out, [this, seq] { return LateReply(this, seq); }, shape);
-  switch (disposition) {
-    case Disposition::kAnswered:
-      noteUnsent(out.size() - before);
-      break;
-    case Disposition::kClose:
-      noteUnsent(out.size() - before);
-      closing_ = Closing::kAfterAll;
-      break;
-    case Disposition::kDeferred:
-      // A deferring handler appends nothing (dispatcher.h).
-      assert(out.size() == before);
-      if (direct) {
-        --ready_queued_;
-        slots_.emplace_back();
-      }
-      slots_.back().answer = shape;  // not ready until fill()
-      noteDeferred();
-      break;
+  const size_t answered = out.size() - before;
+  if (direct) {
+    ++ready_queued_;
+  } else {
+    slots_.push_back(AnswerSlot::inlineAnswer(answered));
   }
+  noteUnsent(answered);
+  if (disposition == Disposition::kClose) closing_ = Closing::kAfterAll;
 }
 
 void Connection::handleUnordered(const protocol::Request& request) {
@@ -310,30 +310,39 @@ void Connection::fillUnordered(uint32_t index, const durability::Resolution& res
 
 void Connection::fill(uint64_t slot_seq, const durability::Resolution& resolution) {
   if (closed_ || slot_seq < first_slot_seq_) return;
-  Slot& slot = slots_[slot_seq - first_slot_seq_];
-  const LateAnswerShape* pending = std::get_if<LateAnswerShape>(&slot.answer);
-  if (pending == nullptr) return;          // answered already: never twice
-  const LateAnswerShape shape = *pending;  // the answer replaces it
-  if (std::optional<ResolvedAnswer> resolved = ResolvedAnswer::of(shape, resolution)) {
-    slot.answer = *resolved;
-  } else {
-    appendLateAnswer(slot.answer.emplace<std::string>(), shape, resolution);
+  AnswerSlot& slot = slots_[slot_seq - first_slot_seq_];
+  if (slot.state() != AnswerSlot::State::kPending) return;  // answered already: never twice
+  if (!slot.resolve(resolution)) {
+    std::string& bytes = out_of_line_[slot_seq];
+    appendLateAnswer(bytes, slot.shape(), resolution);
+    slot.markOutOfLine(bytes.size());
   }
   markReady(slot);
 }
 
-size_t Connection::Slot::size() const noexcept {
-  if (const auto* bytes = std::get_if<std::string>(&answer)) return bytes->size();
-  if (const auto* resolved = std::get_if<ResolvedAnswer>(&answer)) return resolved->size();
-  return 0;  // pending: nothing yet
-}
-
-void Connection::Slot::appendTo(std::string& out) const {
-  if (const auto* bytes = std::get_if<std::string>(&answer)) {
-    out.append(*bytes);
-  } else if (const auto* resolved = std::get_if<ResolvedAnswer>(&answer)) {
-    resolved->appendTo(out);
+void Connection::sendFrontSlot() {
+  const AnswerSlot& slot = slots_.front();
+  switch (slot.state()) {
+    case AnswerSlot::State::kInline:
+      write_buffer_.append(behind_out_, behind_sent_, slot.size());
+      behind_sent_ += slot.size();
+      break;
+    case AnswerSlot::State::kResolved:
+      slot.appendResolved(write_buffer_);
+      break;
+    case AnswerSlot::State::kOutOfLine: {
+      const auto it = out_of_line_.find(first_slot_seq_);
+      assert(it != out_of_line_.end());
+      write_buffer_.append(it->second);
+      out_of_line_.erase(it);
+      break;
+    }
+    case AnswerSlot::State::kPending:
+      assert(false && "a pending slot is not sent");
+      return;
   }
+  slots_.pop_front();
+  ++first_slot_seq_;
 }
 
 void Connection::noteUnsent(size_t bytes) {
@@ -359,10 +368,15 @@ void Connection::flush() {
   ready_out_.clear();
   if (ready_out_.capacity() > kKeepWriteBufferBytes) std::string().swap(ready_out_);
   ready_queued_ = 0;
-  while (!slots_.empty() && slots_.front().ready()) {
-    slots_.front().appendTo(write_buffer_);
-    slots_.pop_front();
-    ++first_slot_seq_;
+  while (!slots_.empty() && slots_.front().ready()) sendFrontSlot();
+  // What is left of behind_out_ belongs to slots behind a pending one.
+  if (behind_sent_ == behind_out_.size()) {
+    behind_out_.clear();
+    behind_sent_ = 0;
+    if (behind_out_.capacity() > kKeepWriteBufferBytes) std::string().swap(behind_out_);
+  } else if (behind_sent_ > behind_out_.size() / 2) {
+    behind_out_.erase(0, behind_sent_);  // O(what is left), at most as much as was sent
+    behind_sent_ = 0;
   }
   if (!unordered_out_.empty()) {
     write_buffer_.append(unordered_out_);
@@ -475,6 +489,9 @@ void Connection::close() {
   socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
   slots_.clear();
+  std::string().swap(behind_out_);
+  behind_sent_ = 0;
+  out_of_line_.clear();
   std::string().swap(ready_out_);
   ready_queued_ = 0;
   std::vector<LateAnswerShape>().swap(unordered_shapes_);

@@ -3,12 +3,14 @@
 // Reads with protocol::PacketReader, validates each packet with
 // protocol::parseRequest and hands it to the Dispatcher.
 //
-// Ordered (the default): every request gets a response slot, in arrival
-// order; most are filled at once, a durable write's when it resolves (its
-// completion may run on any thread and posts the fill to this connection's
-// strand). Responses go out strictly in slot order: a slot that is not ready
-// holds back the ones behind it, so a client sees its answers in request
-// order even though durable writes resolve later.
+// Ordered (the default): answers leave in request order. While no answer
+// is owed, a request's answer goes straight to ready_out_; a deferred one (a
+// SyncWrite) and every request behind it take an AnswerSlot (answer_slot.h),
+// in arrival order. Most are answered at once, a durable write's when it
+// resolves (its completion may run on any thread and posts the fill to this
+// connection's strand). A slot that is not ready holds back the ones behind
+// it, so a client sees its answers in request order even though durable
+// writes resolve later.
 //
 // Unordered (once HELLO agreed UnorderedExecution, kv_engine
 // docs/UnorderedExecution.md): an answer leaves as soon as it is decided, so
@@ -81,8 +83,9 @@
 // hundreds of connections at once does not queue a drain of each ahead of
 // a light connection's read. The drain builds
 // each answer from the shape the request left (in its slot, or for the
-// unordered stream in unordered_shapes_) straight into the slot or the
-// unordered output. Once the connection has closed, a resolution is dropped
+// unordered stream in unordered_shapes_): a slot keeps the resolution and
+// builds the answer when sent; the unordered stream appends it to its
+// output. Once the connection has closed, a resolution is dropped
 // where it arrives, without a post (the write itself stays tracked and
 // resolves in the bucket like any other).
 //
@@ -105,10 +108,10 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include <absl/base/thread_annotations.h>
+#include <absl/container/flat_hash_map.h>
 
 #include <boost/asio/basic_waitable_timer.hpp>
 #include <boost/asio/io_context.hpp>
@@ -116,6 +119,7 @@
 #include <boost/asio/strand.hpp>
 
 #include "base/mutex.h"
+#include "server/answer_slot.h"
 #include "server/dispatcher.h"
 #include "server/protocol/packet_reader.h"
 #include "server/server_context.h"
@@ -162,21 +166,6 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   const std::string& peer() const noexcept { return peer_; }
 
  private:
-  // A request's place in the answer order, taken only behind an answer still
-  // owed (while none is, answers go straight to ready_out_): its answer's
-  // bytes; while its SyncWrite is pending, the shape the answer will take;
-  // once that resolved, the answer as a ResolvedAnswer, built when sent (40
-  // bytes each way, no allocation for a late answer). Ready unless pending:
-  // handlePacket() decides before anything looks at the slot.
-  struct Slot {
-    std::variant<std::string, LateAnswerShape, ResolvedAnswer> answer;
-    bool ready() const noexcept { return answer.index() != 1; }
-    std::string& bytes() { return std::get<std::string>(answer); }
-    // A ready slot's answer: its size, and its bytes appended to `out`.
-    size_t size() const noexcept;
-    void appendTo(std::string& out) const;
-  };
-  static_assert(sizeof(Slot) == 40, "Slot grew: a pending request costs more (docs/memory.md)");
   enum class Closing { kNo, kAfterAll, kAfterReady };
   // A SyncWrite resolved off the strand: `ticket` is its slot's sequence
   // number, or kUnorderedTicket | its index in unordered_shapes_.
@@ -220,6 +209,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     Connection& connection_;
   };
   void fill(uint64_t slot_seq, const durability::Resolution& resolution);
+  // Appends the front slot's answer (ready) to write_buffer_ and pops it.
+  void sendFrontSlot();
   void fillUnordered(uint32_t index, const durability::Resolution& resolution);
   // Requests that count against kMaxSlots.
   size_t inFlight() const noexcept {
@@ -232,7 +223,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // `bytes` more of answers are decided and unsent (send_queue_max_bytes).
   void noteUnsent(size_t bytes);
   // `slot` holds its answer: count its bytes as unsent.
-  void markReady(const Slot& slot) { noteUnsent(slot.size()); }
+  void markReady(const AnswerSlot& slot) { noteUnsent(slot.size()); }
   // connection_idle_time (see "Idle and stalled").
   void armIdleTimer(std::chrono::steady_clock::time_point at);
   void onIdleTimer(const boost::system::error_code& error);
@@ -258,8 +249,14 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // On the strand only.
   protocol::PacketReader reader_;
   Session session_;
-  std::deque<Slot> slots_;
+  // Taken only behind an answer still owed (answer_slot.h); the bytes of
+  // their kInline answers are behind_out_[behind_sent_..], in slot order,
+  // and those of kOutOfLine ones are in out_of_line_ by sequence number.
+  std::deque<AnswerSlot> slots_;
   uint64_t first_slot_seq_ = 0;  // the sequence number of slots_.front()
+  std::string behind_out_;
+  size_t behind_sent_ = 0;
+  absl::flat_hash_map<uint64_t, std::string> out_of_line_;
   // Answers decided while no slot was owed, in order, and how many: all of
   // them come before every slot (appended only while slots_ is empty; flush()
   // sends them first).

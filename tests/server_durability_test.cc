@@ -4,10 +4,12 @@
 // and when their vbucket leaves active.
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "server/protocol/byte_order.h"
 #include "server/protocol/request_encoder.h"
 #include "tests/server_test_support.h"
 
@@ -359,6 +361,55 @@ TEST(ServerDurability, AnswersBeforeAPendingSyncWriteLeaveAndThoseBehindItWait) 
   ASSERT_TRUE(fourth.ok()) << fourth.status();
   EXPECT_EQ(fourth->opaque, noop);
   EXPECT_EQ(fourth->status, Status::kSuccess);
+}
+
+// Answers of every kind behind pending SyncWrites, in one batch, with a
+// replica that acks after 100 ms: a durable SET, a GET answered at once, a
+// durable INCREMENT (its answer, a counter besides a CAS, is built when it
+// resolves and kept outside its slot), a plain SET, a durable DELETE, a
+// NOOP. All six arrive in request order, each with its own answer.
+TEST(ServerDurability, AnswersOfEveryKindBehindPendingSyncWritesKeepRequestOrder) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(silentReplicaConfig(
+      "event-driven", R"(, "simulated_replicas": {"replica1": {"ack_delay_ms": 100}})")));
+  auto client = server.connect();
+  ASSERT_EQ(client.set(4, "n", "41")->status, Status::kSuccess);
+  ASSERT_EQ(client.set(4, "gone", "v")->status, Status::kSuccess);
+  std::string batch;
+  std::vector<std::pair<uint32_t, Status>> expected;
+  auto expect = [&](Status status) {
+    const uint32_t opaque = client.nextOpaque();
+    expected.emplace_back(opaque, status);
+    return opaque;
+  };
+  protocol::appendStore(batch, Opcode::kSet, expect(Status::kSuccess), 4, "a", "v", durable());
+  protocol::appendGet(batch, expect(Status::kKeyNotFound), 4, "absent");
+  std::string extras;
+  protocol::wire::append64(extras, 1);  // delta
+  protocol::wire::append64(extras, 0);  // initial
+  protocol::wire::append32(extras, 0);  // expiry
+  const uint32_t increment = expect(Status::kSuccess);
+  protocol::appendRequest(batch, {.opcode = Opcode::kIncrement,
+                                  .opaque = increment,
+                                  .vbucket = 4,
+                                  .durability = DurabilitySpec{durability::Level::kMajority, {}},
+                                  .extras = extras,
+                                  .key = "n"});
+  protocol::appendStore(batch, Opcode::kSet, expect(Status::kSuccess), 4, "plain", "v");
+  protocol::appendDelete(batch, expect(Status::kSuccess), 4, "gone", durable());
+  protocol::appendSimple(batch, Opcode::kNoop, expect(Status::kSuccess));
+  ASSERT_TRUE(client.sendRaw(batch).ok());
+  for (const auto& [opaque, status] : expected) {
+    auto answer = client.readResponse();
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    EXPECT_EQ(answer->opaque, opaque);
+    EXPECT_EQ(answer->status, status) << "opaque " << opaque;
+    if (opaque == increment) {
+      EXPECT_EQ(protocol::wire::load64(answer->value, 0), 42u);
+    }
+  }
+  EXPECT_EQ(client.get(4, "n")->value, "42");
+  EXPECT_EQ(client.get(4, "gone")->status, Status::kKeyNotFound);
 }
 
 }  // namespace

@@ -358,45 +358,13 @@ void appendLateAnswer(std::string& out, const LateAnswerShape& shape,
                                        shape.json);
 }
 
-std::optional<ResolvedAnswer> ResolvedAnswer::of(
-    const LateAnswerShape& shape, const durability::Resolution& resolution) noexcept {
-  if (shape.has_counter) return std::nullopt;
-  ResolvedAnswer a;
-  a.vbucket_uuid_ = shape.vbucket_uuid;
-  a.cas_ = resolution.cas;
-  a.seqno_ = resolution.resolution_seqno;
-  a.opaque_ = shape.opaque;
-  a.opcode_ = shape.opcode;
-  a.reason_ = resolution.reason;
-  a.flags_ = static_cast<uint8_t>((resolution.committed ? kCommitted : 0) |
-                                  (shape.quiet ? kQuiet : 0) | (shape.has_uuid ? kHasUuid : 0) |
-                                  (shape.zero_cas ? kZeroCas : 0) | (shape.json ? kJson : 0));
-  return a;
-}
-
-size_t ResolvedAnswer::size() const noexcept {
-  if ((flags_ & kCommitted) == 0) {
-    return protocol::kHeaderSize + commands::ambiguousContext(reason_).size();
+size_t lateAnswerSize(const LateAnswerShape& shape,
+                      const durability::Resolution& resolution) noexcept {
+  if (!resolution.committed) {
+    return protocol::kHeaderSize + commands::ambiguousContext(resolution.reason).size();
   }
-  if ((flags_ & kQuiet) != 0) return 0;
-  return protocol::kHeaderSize + ((flags_ & kHasUuid) != 0 ? 16 : 0);
-}
-
-void ResolvedAnswer::appendTo(std::string& out) const {
-  LateAnswerShape shape;
-  shape.vbucket_uuid = vbucket_uuid_;
-  shape.opaque = opaque_;
-  shape.opcode = opcode_;
-  shape.quiet = (flags_ & kQuiet) != 0;
-  shape.has_uuid = (flags_ & kHasUuid) != 0;
-  shape.zero_cas = (flags_ & kZeroCas) != 0;
-  shape.json = (flags_ & kJson) != 0;
-  durability::Resolution resolution;
-  resolution.committed = (flags_ & kCommitted) != 0;
-  resolution.reason = reason_;
-  resolution.resolution_seqno = seqno_;
-  resolution.cas = cas_;
-  appendLateAnswer(out, shape, resolution);
+  if (shape.quiet) return 0;
+  return protocol::kHeaderSize + (shape.has_uuid ? 16 : 0) + (shape.has_counter ? 8 : 0);
 }
 
 }  // namespace syncwrite::server
