@@ -44,11 +44,9 @@ class Completion {
         if (op == Op::kCall) (*std::launder(static_cast<D*>(storage)))(*resolution);
       };
     } else {
-      D* held = new D(std::forward<F>(f));
-      std::memcpy(storage_, &held, sizeof(held));
+      ::new (static_cast<void*>(storage_)) D*(new D(std::forward<F>(f)));
       call_ = [](Op op, void* storage, const Resolution* resolution) {
-        D* target = nullptr;
-        std::memcpy(&target, storage, sizeof(target));
+        D* target = *std::launder(static_cast<D**>(storage));
         if (op == Op::kCall) {
           (*target)(*resolution);
         } else {
