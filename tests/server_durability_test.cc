@@ -412,5 +412,51 @@ TEST(ServerDurability, AnswersOfEveryKindBehindPendingSyncWritesKeepRequestOrder
   EXPECT_EQ(client.get(4, "gone")->status, Status::kKeyNotFound);
 }
 
+// Two SyncWrites that time out 300 ms apart (silent replica), each with
+// answers behind it: [durable SET 100 ms, GET of a 4 KiB value, durable SET
+// 400 ms, NOOP]. The first timeout releases its answer and the GET's, whose
+// bytes leave the connection's buffer of answers behind a pending one while
+// the NOOP's stay; the second releases the rest. Each answer is whole and in
+// request order.
+TEST(ServerDurability, AnswersBehindSyncWritesThatResolveApartLeaveWithEach) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
+  auto client = server.connect();
+  const std::string big(4096, 'b');
+  ASSERT_EQ(client.set(6, "big", big)->status, Status::kSuccess);
+  std::string batch;
+  const uint32_t first = client.nextOpaque();
+  protocol::appendStore(batch, Opcode::kSet, first, 6, "first", "v", durable(100));
+  const uint32_t get = client.nextOpaque();
+  protocol::appendGet(batch, get, 6, "big");
+  const uint32_t second = client.nextOpaque();
+  protocol::appendStore(batch, Opcode::kSet, second, 6, "second", "v", durable(400));
+  const uint32_t noop = client.nextOpaque();
+  protocol::appendSimple(batch, Opcode::kNoop, noop);
+  const auto sent = std::chrono::steady_clock::now();
+  ASSERT_TRUE(client.sendRaw(batch).ok());
+
+  auto a = client.readResponse();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->opaque, first);
+  EXPECT_EQ(a->status, Status::kSyncWriteAmbiguous);
+  auto b = client.readResponse();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->opaque, get);
+  EXPECT_EQ(b->status, Status::kSuccess);
+  EXPECT_EQ(b->value, big);
+  // The GET's answer came with the first timeout, not held for the second.
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(400));
+  auto c = client.readResponse();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_GE(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(400));
+  EXPECT_EQ(c->opaque, second);
+  EXPECT_EQ(c->status, Status::kSyncWriteAmbiguous);
+  auto d = client.readResponse();
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->opaque, noop);
+  EXPECT_EQ(d->status, Status::kSuccess);
+}
+
 }  // namespace
 }  // namespace syncwrite::server
