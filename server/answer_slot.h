@@ -41,7 +41,8 @@ class AnswerSlot {
   State state() const noexcept { return state_; }
   bool ready() const noexcept { return state_ != State::kPending; }
 
-  // The pending SyncWrite's shape. Requires kPending.
+  // The SyncWrite's shape. Requires kPending, or kResolved (which keeps all
+  // of it: a shape with a counter never resolves in the slot).
   LateAnswerShape shape() const noexcept;
   // kPending -> kResolved, true; false (changing nothing) when the answer
   // does not fit: the caller builds its bytes (appendLateAnswer with
