@@ -31,6 +31,17 @@ MutationOptions durable(std::optional<uint16_t> timeout_ms = std::nullopt) {
   return options;
 }
 
+// Reads the next answer into `out` and checks that it is `opaque`'s, with
+// `status`. Call it under ASSERT_NO_FATAL_FAILURE: a missing answer ends the test.
+void readAnswer(protocol::Client& client, uint32_t opaque, Status status,
+                protocol::Response* out = nullptr) {
+  auto answer = client.readResponse();
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->opaque, opaque);
+  EXPECT_EQ(answer->status, status) << "opaque " << opaque;
+  if (out != nullptr) *out = *std::move(answer);
+}
+
 // Sends `count` durable SETs of distinct keys to `vbucket` in one batch;
 // returns their opaques in order.
 std::vector<uint32_t> pipelineDurableSets(protocol::Client& client, uint16_t vbucket, int count,
@@ -302,11 +313,9 @@ TEST(ServerDurability, SetVbucketToReplicaAnswersItsInFlightWritesAmbiguous) {
   ASSERT_EQ(changed->status, Status::kSuccess);
 
   for (uint32_t opaque : opaques) {
-    auto answer = writer.readResponse();
-    ASSERT_TRUE(answer.ok()) << answer.status();
-    EXPECT_EQ(answer->opaque, opaque);
-    EXPECT_EQ(answer->status, Status::kSyncWriteAmbiguous);
-    EXPECT_NE(answer->errorContext().find("left_active"), std::string::npos);
+    protocol::Response answer;
+    ASSERT_NO_FATAL_FAILURE(readAnswer(writer, opaque, Status::kSyncWriteAmbiguous, &answer));
+    EXPECT_NE(answer.errorContext().find("left_active"), std::string::npos);
   }
   auto refused = writer.set(5, "k", "v");
   ASSERT_TRUE(refused.ok());
@@ -342,25 +351,13 @@ TEST(ServerDurability, AnswersBeforeAPendingSyncWriteLeaveAndThoseBehindItWait) 
   const auto sent = std::chrono::steady_clock::now();
   ASSERT_TRUE(client.sendRaw(batch).ok());
 
-  auto first = client.readResponse();
-  ASSERT_TRUE(first.ok()) << first.status();
-  EXPECT_EQ(first->opaque, get);
-  EXPECT_EQ(first->status, Status::kKeyNotFound);
+  ASSERT_NO_FATAL_FAILURE(readAnswer(client, get, Status::kKeyNotFound));
   // Not held for the SyncWrite behind it, whose timeout is 300 ms.
   EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(300));
-  auto second = client.readResponse();
-  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_NO_FATAL_FAILURE(readAnswer(client, durable_set, Status::kSyncWriteAmbiguous));
   EXPECT_GE(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(300));
-  EXPECT_EQ(second->opaque, durable_set);
-  EXPECT_EQ(second->status, Status::kSyncWriteAmbiguous);
-  auto third = client.readResponse();
-  ASSERT_TRUE(third.ok()) << third.status();
-  EXPECT_EQ(third->opaque, plain_set);
-  EXPECT_EQ(third->status, Status::kSuccess);
-  auto fourth = client.readResponse();
-  ASSERT_TRUE(fourth.ok()) << fourth.status();
-  EXPECT_EQ(fourth->opaque, noop);
-  EXPECT_EQ(fourth->status, Status::kSuccess);
+  ASSERT_NO_FATAL_FAILURE(readAnswer(client, plain_set, Status::kSuccess));
+  ASSERT_NO_FATAL_FAILURE(readAnswer(client, noop, Status::kSuccess));
 }
 
 // Answers of every kind behind pending SyncWrites, in one batch, with a
@@ -400,12 +397,10 @@ TEST(ServerDurability, AnswersOfEveryKindBehindPendingSyncWritesKeepRequestOrder
   protocol::appendSimple(batch, Opcode::kNoop, expect(Status::kSuccess));
   ASSERT_TRUE(client.sendRaw(batch).ok());
   for (const auto& [opaque, status] : expected) {
-    auto answer = client.readResponse();
-    ASSERT_TRUE(answer.ok()) << answer.status();
-    EXPECT_EQ(answer->opaque, opaque);
-    EXPECT_EQ(answer->status, status) << "opaque " << opaque;
+    protocol::Response answer;
+    ASSERT_NO_FATAL_FAILURE(readAnswer(client, opaque, status, &answer));
     if (opaque == increment) {
-      EXPECT_EQ(protocol::wire::load64(answer->value, 0), 42u);
+      EXPECT_EQ(protocol::wire::load64(answer.value, 0), 42u);
     }
   }
   EXPECT_EQ(client.get(4, "n")->value, "42");
@@ -436,26 +431,15 @@ TEST(ServerDurability, AnswersBehindSyncWritesThatResolveApartLeaveWithEach) {
   const auto sent = std::chrono::steady_clock::now();
   ASSERT_TRUE(client.sendRaw(batch).ok());
 
-  auto a = client.readResponse();
-  ASSERT_TRUE(a.ok()) << a.status();
-  EXPECT_EQ(a->opaque, first);
-  EXPECT_EQ(a->status, Status::kSyncWriteAmbiguous);
-  auto b = client.readResponse();
-  ASSERT_TRUE(b.ok()) << b.status();
-  EXPECT_EQ(b->opaque, get);
-  EXPECT_EQ(b->status, Status::kSuccess);
-  EXPECT_EQ(b->value, big);
+  ASSERT_NO_FATAL_FAILURE(readAnswer(client, first, Status::kSyncWriteAmbiguous));
+  protocol::Response got;
+  ASSERT_NO_FATAL_FAILURE(readAnswer(client, get, Status::kSuccess, &got));
+  EXPECT_EQ(got.value, big);
   // The GET's answer came with the first timeout, not held for the second.
   EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(400));
-  auto c = client.readResponse();
-  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_NO_FATAL_FAILURE(readAnswer(client, second, Status::kSyncWriteAmbiguous));
   EXPECT_GE(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(400));
-  EXPECT_EQ(c->opaque, second);
-  EXPECT_EQ(c->status, Status::kSyncWriteAmbiguous);
-  auto d = client.readResponse();
-  ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_EQ(d->opaque, noop);
-  EXPECT_EQ(d->status, Status::kSuccess);
+  ASSERT_NO_FATAL_FAILURE(readAnswer(client, noop, Status::kSuccess));
 }
 
 }  // namespace
