@@ -7,9 +7,12 @@ namespace syncwrite::server {
 LogCursorReader::LogCursorReader(vbucket::VBucketMap& map, std::string cursor)
     : map_(map),
       cursor_(std::move(cursor)),
+      handles_(std::make_unique<vbucket::CheckpointManager::CursorHandle[]>(map.size())),
       dirty_(std::make_unique<std::atomic<bool>[]>(map.size())) {
   for (size_t id = 0; id < map_.size(); ++id) {
-    map_.at(static_cast<vbucket::Vbid>(id)).checkpointManager().registerCursor(cursor_);
+    vbucket::CheckpointManager& log = map_.at(static_cast<vbucket::Vbid>(id)).checkpointManager();
+    log.registerCursor(cursor_);
+    handles_[id] = log.cursorHandle(cursor_);
   }
 }
 
@@ -20,8 +23,8 @@ LogCursorReader::~LogCursorReader() {
 }
 
 bool LogCursorReader::readDirty(
-    size_t batch, absl::FunctionRef<void(vbucket::Vbid, vbucket::QueueOp, vbucket::Seqno)> record,
-    absl::FunctionRef<void(vbucket::Vbid, size_t count)> done) {
+    size_t batch, absl::FunctionRef<void(vbucket::Vbid, vbucket::Seqno)> prepare,
+    absl::FunctionRef<void(vbucket::Vbid, size_t count, vbucket::Seqno last_seqno)> done) {
   // Cleared before reading: a write queued after this store marks again and
   // reports a first mark; one queued before it is read below (the manager's
   // lock orders the two).
@@ -31,16 +34,15 @@ bool LogCursorReader::readDirty(
     if (!dirty_[id].load(std::memory_order_seq_cst)) continue;
     dirty_[id].store(false, std::memory_order_seq_cst);
     const auto vbid = static_cast<vbucket::Vbid>(id);
-    const size_t n = map_.at(vbid).checkpointManager().visitItems(
-        cursor_, batch,
-        [&](vbucket::QueueOp op, vbucket::Seqno seqno) { record(vbid, op, seqno); });
-    if (n == batch) {
+    const vbucket::CheckpointManager::Skimmed read = map_.at(vbid).checkpointManager().skimPrepares(
+        handles_[id], batch, [&](vbucket::Seqno seqno) { prepare(vbid, seqno); });
+    if (read.items >= batch) {
       // More behind it: stay marked for the next read.
       dirty_[id].store(true, std::memory_order_relaxed);
       any_dirty_.store(true, std::memory_order_relaxed);
       more = true;
     }
-    if (n != 0) done(vbid, n);
+    if (read.items != 0) done(vbid, read.items, read.last_seqno);
   }
   return more;
 }

@@ -67,14 +67,9 @@ void SimulatedFlusher::setPaused(bool paused) {
 SimulatedFlusher::Flushed SimulatedFlusher::flushDirty() {
   Flushed flushed;
   bool prepare = false;  // in the vbucket being read
-  vbucket::Seqno last = 0;
   flushed.more = reader_.readDirty(
-      kBatch,
-      [&](vbucket::Vbid, vbucket::QueueOp op, vbucket::Seqno seqno) {
-        prepare |= op == vbucket::QueueOp::kPrepare;
-        last = seqno;
-      },
-      [&](vbucket::Vbid vbid, size_t count) {
+      kBatch, [&](vbucket::Vbid, vbucket::Seqno) { prepare = true; },
+      [&](vbucket::Vbid vbid, size_t count, vbucket::Seqno last) {
         flushed.any = true;
         batches_.fetch_add(1, std::memory_order_relaxed);
         items_.fetch_add(count, std::memory_order_relaxed);

@@ -6,7 +6,8 @@
 // LogCursorReader). Each queued item marks its vbucket dirty (markDirty); the
 // first mark after a flush wakes the flusher's executor task. A run waits `flush_delay` first (a
 // simulated disk write; writes that arrive meanwhile join the batch), then, for each dirty vbucket,
-// reads the cursor in batches of kBatch and, when what it read holds a prepare, calls
+// reads the cursor in batches of about kBatch (a stretch with no prepare in it is passed unread:
+// LogCursorReader::readDirty) and, when what it read holds a prepare, calls
 // `persisted(vbid, seqno of the last record read)` — the durability layer's notifyLocalPersistence,
 // which lets writes whose level needs persistence on the active (majority_and_persist_on_master,
 // persist_to_majority) commit. An idle bucket runs nothing.

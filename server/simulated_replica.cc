@@ -38,11 +38,8 @@ void SimulatedReplica::readStream() {
   // it is released.
   std::vector<vbucket::Seqno>& prepares = read_buffer_;
   const bool more = stream_->readDirty(
-      kBatch,
-      [&](vbucket::Vbid, vbucket::QueueOp op, vbucket::Seqno seqno) {
-        if (op == vbucket::QueueOp::kPrepare) prepares.push_back(seqno);
-      },
-      [&](vbucket::Vbid vbid, size_t) {
+      kBatch, [&](vbucket::Vbid, vbucket::Seqno seqno) { prepares.push_back(seqno); },
+      [&](vbucket::Vbid vbid, size_t, vbucket::Seqno) {
         for (vbucket::Seqno seqno : prepares) receive(vbid, seqno, received, jitter_ms);
         prepares.clear();
       });

@@ -55,6 +55,7 @@ Checkpoint::~Checkpoint() {
 void Checkpoint::append(CheckpointEntry* entry) noexcept {
   entry->next = nullptr;
   entry->ordinal = static_cast<uint32_t>(++appended_);
+  if (entry->op == QueueOp::kPrepare) last_prepare_low_ = entry->ordinal & kPrepareOrdinalMask;
   bytes_appended_ += entry->bytes();
   entry->bytes_through = bytes_appended_;
   tail_->next = entry;

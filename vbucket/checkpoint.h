@@ -141,14 +141,18 @@ class alignas(64) Checkpoint {
   // from appended_before + 1); only tests start anywhere but 0, to cross the
   // 32-bit wrap of the entries' ordinals.
   explicit Checkpoint(uint64_t id, uint64_t appended_before = 0) noexcept
-      : expelled_(appended_before), appended_(appended_before), id_(id) {}
+      : expelled_(appended_before),
+        appended_(appended_before),
+        id_(id),
+        last_prepare_low_(static_cast<uint32_t>(appended_before) & kPrepareOrdinalMask),
+        open_(1) {}
   ~Checkpoint();  // frees the entries still present
   Checkpoint(const Checkpoint&) = delete;
   Checkpoint& operator=(const Checkpoint&) = delete;
 
   uint64_t id() const noexcept { return id_; }
-  bool isOpen() const noexcept { return open_; }
-  void close() noexcept { open_ = false; }
+  bool isOpen() const noexcept { return open_ != 0; }
+  void close() noexcept { open_ = 0; }
 
   // Appends `entry` (which must have its item set) and takes ownership of it.
   // Requires isOpen(). O(1).
@@ -172,6 +176,30 @@ class alignas(64) Checkpoint {
   uint64_t ordinalOf(const CheckpointEntry* entry) const noexcept {
     return appended_ - static_cast<uint32_t>(static_cast<uint32_t>(appended_) - entry->ordinal);
   }
+
+  // False when a prepare was appended after ordinal `passed` (a cursor's
+  // position). May be false when none was, never true when one was: the
+  // checkpoint keeps only the low 24 bits of the last prepare's ordinal (the
+  // line has no room for more), so after 2^24 appends with no prepare the
+  // test errs towards "maybe". It also treats ordinal appended_before (0
+  // outside tests) as a prepare, which no cursor is before. O(1).
+  bool noPrepareAfter(uint64_t passed) const noexcept {
+    return noPrepareAfter(appended_, last_prepare_low_, passed);
+  }
+  // The test itself, given what the checkpoint stores: `appended` items,
+  // the low 24 bits of the last prepare's ordinal, which is at most
+  // `appended`. Public for tests.
+  static constexpr bool noPrepareAfter(uint64_t appended, uint32_t last_prepare_low,
+                                       uint64_t passed) noexcept {
+    // The newest ordinal <= appended with those low bits: the last prepare's,
+    // or a later one when that is 2^24 or more behind.
+    const uint64_t since_last_prepare = (appended - last_prepare_low) & kPrepareOrdinalMask;
+    return appended - since_last_prepare <= passed;
+  }
+  static constexpr uint32_t kPrepareOrdinalMask = (1u << 24) - 1;
+
+  // Items appended so far: the ordinal of the last one.
+  uint64_t numAppended() const noexcept { return appended_; }
 
   // Items expelled so far: also the ordinal a cursor at the sentinel has
   // passed.
@@ -218,7 +246,10 @@ class alignas(64) Checkpoint {
   uint64_t bytes_appended_ = 0;        // bytes_through of the last entry appended
   const uint64_t id_;
   uint32_t num_cursors_ = 0;
-  bool open_ = true;
+  // The low 24 bits of the last prepare's ordinal (noPrepareAfter), and the
+  // open flag, in the line's last four bytes.
+  uint32_t last_prepare_low_ : 24;
+  uint32_t open_ : 1;
 };
 
 }  // namespace syncwrite::vbucket

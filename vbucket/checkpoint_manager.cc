@@ -327,6 +327,66 @@ size_t CheckpointManager::visitItems(std::string_view name, size_t max_items,
   return n;
 }
 
+CheckpointManager::CursorHandle CheckpointManager::cursorHandle(std::string_view name) {
+  base::MutexLock lock(mutex_);
+  auto it = cursors_.find(name);
+  if (it == cursors_.end()) {
+    throw std::invalid_argument("cursorHandle: no cursor named '" + std::string(name) + "'");
+  }
+  return CursorHandle(&it->second);
+}
+
+CheckpointManager::Skimmed CheckpointManager::skimPrepares(
+    std::string_view name, size_t max_items, absl::FunctionRef<void(Seqno seqno)> fn) {
+  base::MutexLock lock(mutex_);
+  auto it = cursors_.find(name);
+  if (it == cursors_.end()) {
+    throw std::invalid_argument("skimPrepares: no cursor named '" + std::string(name) + "'");
+  }
+  return skimLocked(it->second, max_items, fn);
+}
+
+CheckpointManager::Skimmed CheckpointManager::skimPrepares(
+    CursorHandle cursor, size_t max_items, absl::FunctionRef<void(Seqno seqno)> fn) {
+  base::MutexLock lock(mutex_);
+  return skimLocked(*cursor.cursor_, max_items, fn);
+}
+
+CheckpointManager::Skimmed CheckpointManager::skimLocked(Cursor& cursor, size_t max_items,
+                                                         absl::FunctionRef<void(Seqno seqno)> fn) {
+  Skimmed out;
+  // The checks read the checkpoint's line and the cursor, not the entries:
+  // the cursor has read all of a checkpoint when it passed its last ordinal
+  // (as `position->next == nullptr` says, without the cache miss).
+  while (out.items < max_items) {
+    Checkpoint* here = &*cursor.checkpoint;
+    if (cursor.passed == here->numAppended()) {
+      if (here->isOpen()) break;
+      skipFinishedCheckpoints(cursor);
+      continue;
+    }
+    if (here->noPrepareAfter(cursor.passed)) {
+      // Nothing but mutations, commits and aborts up to the tail: jump there.
+      // The open checkpoint's last entry has the high seqno (both are
+      // written under the lock held here); only a closed one's is read.
+      CheckpointEntry* last = here->lastEntry();  // not null: one is unread
+      out.items += here->numAppended() - cursor.passed;
+      out.last_seqno = here->isOpen() ? high_seqno_.load(std::memory_order_relaxed) : last->seqno();
+      cursor.position = last;
+      cursor.passed = here->numAppended();
+      continue;
+    }
+    auto* entry = static_cast<CheckpointEntry*>(cursor.position->next);
+    const Seqno seqno = entry->seqno();
+    if (entry->op == QueueOp::kPrepare) fn(seqno);
+    out.last_seqno = seqno;
+    cursor.position = entry;
+    ++cursor.passed;
+    ++out.items;
+  }
+  return out;
+}
+
 size_t CheckpointManager::itemsRemaining(std::string_view name) const {
   base::MutexLock lock(mutex_);
   auto it = cursors_.find(name);

@@ -107,6 +107,8 @@ enum class ExpelMethod { kSplice, kCopy };
 //           cursors' list, which expel walks, and the next checkpoint id;
 //   then:   the lock-free seqno and the rarely touched totals.
 class alignas(64) CheckpointManager {
+  struct Cursor;  // below
+
  public:
   explicit CheckpointManager(CheckpointOptions options = {});
   ~CheckpointManager();
@@ -159,6 +161,41 @@ class alignas(64) CheckpointManager {
   // passed. Requires the cursor to exist (std::invalid_argument otherwise).
   size_t visitItems(std::string_view name, size_t max_items,
                     absl::FunctionRef<void(QueueOp op, Seqno seqno)> fn);
+  // What skimPrepares() passed: how many records, and the last one's seqno
+  // (0 when none).
+  struct Skimmed {
+    size_t items = 0;
+    Seqno last_seqno = 0;
+  };
+  // For a reader that needs only the prepares and how far it read (the
+  // flusher, a replica's stream): as visitItems(), but `fn(seqno)` is called
+  // for the prepares only, and a run of records with no prepare in it is
+  // passed without reading its entries (Checkpoint::noPrepareAfter). Such a
+  // run is passed whole, so more than `max_items` records may be passed;
+  // with no prepares, O(checkpoints crossed). `fn` runs under the lock and
+  // must not call back into this manager. Requires the cursor to exist
+  // (std::invalid_argument otherwise).
+  Skimmed skimPrepares(std::string_view name, size_t max_items,
+                       absl::FunctionRef<void(Seqno seqno)> fn);
+
+  // A cursor found once by name, for a reader that reads after every few
+  // writes: skimPrepares() through it skips the search of the cursor map
+  // (string compares on cold nodes: half of a skim's cost before). Valid
+  // until removeCursor() of that name; the manager must outlive it.
+  class CursorHandle {
+   public:
+    CursorHandle() = default;
+
+   private:
+    friend class CheckpointManager;
+    explicit CursorHandle(Cursor* cursor) noexcept : cursor_(cursor) {}
+    Cursor* cursor_ = nullptr;
+  };
+  // Requires the cursor to exist (std::invalid_argument otherwise).
+  CursorHandle cursorHandle(std::string_view name);
+  // As above, for the cursor `cursor` names, which must be valid.
+  Skimmed skimPrepares(CursorHandle cursor, size_t max_items,
+                       absl::FunctionRef<void(Seqno seqno)> fn);
   // How many items the cursor has not read yet. Requires the cursor to exist
   // (std::invalid_argument otherwise). O(checkpoints).
   size_t itemsRemaining(std::string_view name) const;
@@ -186,6 +223,8 @@ class alignas(64) CheckpointManager {
   void chargeEntry(const Item& item) noexcept;
   // extractItemsToExpel() without the memory charge; takes the lock.
   ExpelledItems extractLocked(ExpelMethod method);
+  Skimmed skimLocked(Cursor& cursor, size_t max_items, absl::FunctionRef<void(Seqno seqno)> fn)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Moves `cursor` out of closed checkpoints it has finished. Lock held.
   void skipFinishedCheckpoints(Cursor& cursor) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Removes the leading closed checkpoints no cursor is in. Lock held.
