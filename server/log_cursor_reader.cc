@@ -1,6 +1,9 @@
 #include "server/log_cursor_reader.h"
 
+#include <stdexcept>
 #include <utility>
+
+#include <absl/strings/str_cat.h>
 
 namespace syncwrite::server {
 
@@ -11,7 +14,15 @@ LogCursorReader::LogCursorReader(vbucket::VBucketMap& map, std::string cursor)
       dirty_(std::make_unique<std::atomic<bool>[]>(map.size())) {
   for (size_t id = 0; id < map_.size(); ++id) {
     vbucket::CheckpointManager& log = map_.at(static_cast<vbucket::Vbid>(id)).checkpointManager();
-    log.registerCursor(cursor_);
+    if (!log.registerCursor(cursor_)) {
+      // Another reader's cursor: sharing it would split the log between the
+      // two, and the first to go would leave the other's handle dangling.
+      for (size_t done = 0; done < id; ++done) {
+        map_.at(static_cast<vbucket::Vbid>(done)).checkpointManager().removeCursor(cursor_);
+      }
+      throw std::invalid_argument(absl::StrCat("LogCursorReader: vbucket ", id,
+                                               " already has a cursor named '", cursor_, "'"));
+    }
     handles_[id] = log.cursorHandle(cursor_);
   }
 }

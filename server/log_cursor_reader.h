@@ -37,7 +37,8 @@ namespace syncwrite::server {
 class LogCursorReader {
  public:
   // Registers `cursor` on every vbucket of `map`, at the oldest item in
-  // memory.
+  // memory. std::invalid_argument (registering none) when a vbucket already
+  // has a cursor of that name.
   LogCursorReader(vbucket::VBucketMap& map, std::string cursor);
   ~LogCursorReader();
   LogCursorReader(const LogCursorReader&) = delete;

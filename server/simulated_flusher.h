@@ -8,9 +8,9 @@
 // simulated disk write; writes that arrive meanwhile join the batch), then, for each dirty vbucket,
 // reads the cursor in batches of about kBatch (a stretch with no prepare in it is passed unread:
 // LogCursorReader::readDirty) and, when what it read holds a prepare, calls
-// `persisted(vbid, seqno of the last record read)` — the durability layer's notifyLocalPersistence,
-// which lets writes whose level needs persistence on the active (majority_and_persist_on_master,
-// persist_to_majority) commit. An idle bucket runs nothing.
+// `persisted(vbid, seqno of the last record passed)` — the durability layer's
+// notifyLocalPersistence, which lets writes whose level needs persistence on the active
+// (majority_and_persist_on_master, persist_to_majority) commit. An idle bucket runs nothing.
 //
 // Paused (simulated_flusher_paused, for rehearsing a slow or stuck disk): it
 // reads nothing, so persist-level SyncWrites wait (and time out), and the log
@@ -86,7 +86,7 @@ class SimulatedFlusher {
   class Task;
   struct Flushed {
     bool any = false;   // something was read
-    bool more = false;  // a vbucket had more than a batch
+    bool more = false;  // a vbucket had a batch or more: read again
   };
   // One flush of every dirty vbucket.
   Flushed flushDirty();

@@ -43,7 +43,7 @@ void SimulatedReplica::readStream() {
         for (vbucket::Seqno seqno : prepares) receive(vbid, seqno, received, jitter_ms);
         prepares.clear();
       });
-  // More than a batch behind: read on, after what else is queued on the strand.
+  // A batch or more read: read on, after what else is queued on the strand.
   if (more) boost::asio::post(strand_, [this] { readStream(); });
 }
 

@@ -122,6 +122,12 @@ TEST(CheckpointSkim, AHandleReadsWhatTheNameReads) {
   EXPECT_EQ(by_name, by_handle);
   EXPECT_EQ(by_handle.size(), prepares.size());
   EXPECT_EQ(m.itemsRemaining("by handle"), 0u);
+  // A handle is its manager's: an empty one, or another's, is refused.
+  CheckpointManager other;
+  ASSERT_TRUE(other.registerCursor("by handle"));
+  auto none = [](Seqno) { ADD_FAILURE() << "nothing may be read"; };
+  EXPECT_THROW(other.skimPrepares(handle, 1, none), std::invalid_argument);
+  EXPECT_THROW(m.skimPrepares(CheckpointManager::CursorHandle(), 1, none), std::invalid_argument);
 }
 
 // Random logs (mutations, prepares, commits, aborts over small checkpoints,

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -37,9 +38,12 @@ void CheckpointManager::checkLayout() noexcept {
 }
 
 uint64_t CheckpointManager::openCheckpointLocked() {
-  if (!checkpoints_.empty()) checkpoints_.back().close();
-  const uint64_t id = next_checkpoint_id_++;
+  // The new checkpoint first: if its allocation throws, nothing has changed
+  // (the old one stays open, as appendLocked relies on).
+  const uint64_t id = next_checkpoint_id_;
   checkpoints_.emplace_back(id);
+  ++next_checkpoint_id_;
+  if (checkpoints_.size() > 1) std::prev(checkpoints_.end(), 2)->close();
   return id;
 }
 
@@ -333,7 +337,7 @@ CheckpointManager::CursorHandle CheckpointManager::cursorHandle(std::string_view
   if (it == cursors_.end()) {
     throw std::invalid_argument("cursorHandle: no cursor named '" + std::string(name) + "'");
   }
-  return CursorHandle(&it->second);
+  return CursorHandle(this, &it->second);
 }
 
 CheckpointManager::Skimmed CheckpointManager::skimPrepares(
@@ -348,6 +352,11 @@ CheckpointManager::Skimmed CheckpointManager::skimPrepares(
 
 CheckpointManager::Skimmed CheckpointManager::skimPrepares(
     CursorHandle cursor, size_t max_items, absl::FunctionRef<void(Seqno seqno)> fn) {
+  if (cursor.owner_ != this) {
+    throw std::invalid_argument(cursor.owner_ == nullptr
+                                    ? "skimPrepares: the cursor handle is empty"
+                                    : "skimPrepares: the cursor handle is another vbucket's");
+  }
   base::MutexLock lock(mutex_);
   return skimLocked(*cursor.cursor_, max_items, fn);
 }

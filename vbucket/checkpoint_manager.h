@@ -181,19 +181,23 @@ class alignas(64) CheckpointManager {
   // A cursor found once by name, for a reader that reads after every few
   // writes: skimPrepares() through it skips the search of the cursor map
   // (string compares on cold nodes: half of a skim's cost before). Valid
-  // until removeCursor() of that name; the manager must outlive it.
+  // until removeCursor() of that name; the manager must outlive it. A
+  // default-constructed one is valid nowhere.
   class CursorHandle {
    public:
     CursorHandle() = default;
 
    private:
     friend class CheckpointManager;
-    explicit CursorHandle(Cursor* cursor) noexcept : cursor_(cursor) {}
+    CursorHandle(const CheckpointManager* owner, Cursor* cursor) noexcept
+        : owner_(owner), cursor_(cursor) {}
+    const CheckpointManager* owner_ = nullptr;
     Cursor* cursor_ = nullptr;
   };
   // Requires the cursor to exist (std::invalid_argument otherwise).
   CursorHandle cursorHandle(std::string_view name);
-  // As above, for the cursor `cursor` names, which must be valid.
+  // As above, for the cursor `cursor` names, which must still exist. A
+  // handle from another manager, or a default one: std::invalid_argument.
   Skimmed skimPrepares(CursorHandle cursor, size_t max_items,
                        absl::FunctionRef<void(Seqno seqno)> fn);
   // How many items the cursor has not read yet. Requires the cursor to exist
