@@ -47,7 +47,7 @@ TEST(McbpLoadSmoke, OneSecondOfMixAgainstTheServerIsAllSuccess) {
   server::testing::ServerProcess server;
   ASSERT_TRUE(server.start());
   const nlohmann::json doc = runLoad(server,
-                                     "--duration 1 --connections 2 --depth 8 --keys 1000 --preload "
+                                     "--duration 1 --connections 1 --depth 8 --keys 1000 --preload "
                                      "--op mix --set-ratio 0.5 --report-interval 0.5 "
                                      "--slow-log-us 1",
                                      "mix");
@@ -61,9 +61,12 @@ TEST(McbpLoadSmoke, OneSecondOfMixAgainstTheServerIsAllSuccess) {
   EXPECT_FALSE(doc["intervals"].empty()) << doc.dump(2);
   // Every loopback round trip takes over 1 us: each request is logged, up to
   // the cap, in the order their answers came, within the histogram's range.
+  // One connection: the cap is per connection, and the JSON has no
+  // per-connection counts (with two, one starved under ASan logged 9,408 of
+  // its own while the other passed the cap, and the sum missed 2 x 10,000).
   const nlohmann::json& slow = doc["slow_requests"];
   ASSERT_TRUE(slow.is_array()) << doc.dump(2);
-  EXPECT_EQ(slow.size(), std::min<uint64_t>(doc["ops"].get<uint64_t>(), uint64_t{2} * 10'000));
+  EXPECT_EQ(slow.size(), std::min<uint64_t>(doc["ops"].get<uint64_t>(), 10'000));
   double previous = 0;
   for (const nlohmann::json& r : slow) {
     EXPECT_GE(r["answered_unix_s"].get<double>(), previous);
