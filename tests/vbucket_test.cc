@@ -8,6 +8,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "vbucket/bucket_memory.h"
+#include "vbucket/checkpoint_manager.h"
+#include "vbucket/hash_table.h"
 #include "vbucket/vbucket.h"
 
 namespace syncwrite::vbucket {
@@ -176,6 +179,42 @@ TEST(HashTable, OlderCommitDoesNotOverwriteNewer) {
   EXPECT_TRUE(vb.hashTable().erase("k"));
   EXPECT_FALSE(vb.hashTable().erase("k"));
   EXPECT_EQ(vb.hashTable().size(), 0u);
+}
+
+// The table keeps no copy of a key: a slot reads it through its item. So a
+// replaced item must take its slot's key with it, long keys included, over
+// the rehashes of a growing table, and the index is charged a slot per key.
+TEST(HashTable, KeysLiveInTheItemsAcrossReplacementsAndRehashes) {
+  BucketMemory memory;
+  HashTable table(&memory);
+  CheckpointManager log;
+  auto key = [](int i) { return "a-key-longer-than-fifteen-bytes-" + std::to_string(i); };
+  constexpr int kKeys = 2000;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < kKeys; ++i) {
+      // Each round replaces every item; the old ones (and their keys) are
+      // freed once the log lets go of them.
+      ASSERT_TRUE(table.setCommitted(
+          log.queue(QueueOp::kMutation, key(i), "v" + std::to_string(round), 1)));
+    }
+    log.createCheckpoint();
+    log.extractItemsToExpel();
+  }
+  EXPECT_EQ(table.size(), static_cast<size_t>(kKeys));
+  EXPECT_EQ(memory.indexBytes(), static_cast<int64_t>(kKeys * HashTable::slotBytes(key(0))));
+  EXPECT_EQ(HashTable::slotBytes(key(0)), sizeof(void*)) << "a slot is the item's pointer";
+  for (int i = 0; i < kKeys; ++i) {
+    QueuedItem found = table.find(key(i));
+    ASSERT_NE(found, nullptr) << key(i);
+    EXPECT_EQ(found->key(), key(i));
+    EXPECT_EQ(found->value(), "v2");
+  }
+  std::vector<std::string> keys = table.keys();
+  EXPECT_EQ(keys.size(), static_cast<size_t>(kKeys));
+  for (int i = 0; i < kKeys; i += 2) ASSERT_TRUE(table.erase(key(i)));
+  EXPECT_EQ(table.find(key(0)), nullptr);
+  EXPECT_NE(table.find(key(1)), nullptr);
+  EXPECT_EQ(memory.indexBytes(), static_cast<int64_t>(kKeys / 2 * HashTable::slotBytes("")));
 }
 
 }  // namespace

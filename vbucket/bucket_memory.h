@@ -7,7 +7,8 @@
 //    queued change: the item, its key and value, its checkpoint entry or
 //    entries), from allocation until the last holder — a checkpoint, the
 //    hash table, a tracked prepare, a reader — lets go;
-//  - index bytes: the hash table's own copy of each key and its slot;
+//  - index bytes: the hash table's slot for each key (the key itself is
+//    the item's: HashTable::slotBytes());
 //  - checkpoint bytes: what the checkpoints' entries account for
 //    (CheckpointEntry::bytes(), the figure CheckpointStats::memory_bytes
 //    reports), from queue until expel or checkpoint removal.

@@ -14,37 +14,47 @@ absl::string_view asAbsl(std::string_view s) { return absl::string_view(s.data()
 HashTable::~HashTable() {
   if (memory_ == nullptr) return;
   base::MutexLock lock(mutex_);
-  for (const auto& [key, item] : items_) charge(key, -1);
+  charge(-static_cast<int64_t>(items_.size()));
 }
 
-void HashTable::charge(std::string_view key, int64_t sign) noexcept {
-  if (memory_ != nullptr) memory_->addIndexBytes(sign * static_cast<int64_t>(slotBytes(key)));
+void HashTable::charge(int64_t slots) noexcept {
+  if (memory_ != nullptr) memory_->addIndexBytes(slots * static_cast<int64_t>(sizeof(Slot)));
 }
 
 bool HashTable::setCommitted(QueuedItem item) {
   QueuedItem replaced;  // released after the lock
   base::MutexLock lock(mutex_);
-  auto [it, inserted] = items_.try_emplace(asAbsl(item->key()), nullptr);
-  if (!inserted && it->second->seqno > item->seqno) return false;
-  if (inserted) charge(it->first, +1);
-  replaced = std::exchange(it->second, std::move(item));
+  // The key is the new item's, in its block: moving the item into a new
+  // slot leaves the bytes where they are.
+  bool inserted = false;
+  auto it = items_.lazy_emplace(asAbsl(item->key()), [&](const auto& construct) {
+    inserted = true;
+    construct(Slot{std::move(item)});
+  });
+  if (inserted) {
+    charge(+1);
+    return true;
+  }
+  if (it->item->seqno > item->seqno) return false;
+  replaced = std::exchange(it->item, std::move(item));
   return true;
 }
 
 QueuedItem HashTable::find(std::string_view key) const {
   base::MutexLock lock(mutex_);
   auto it = items_.find(asAbsl(key));
-  return it == items_.end() ? nullptr : it->second;
+  return it == items_.end() ? nullptr : it->item;
 }
 
 bool HashTable::erase(std::string_view key) {
-  QueuedItem removed;
+  QueuedItem removed;  // released after the lock
   base::MutexLock lock(mutex_);
   auto it = items_.find(asAbsl(key));
   if (it == items_.end()) return false;
-  removed = std::move(it->second);
-  charge(it->first, -1);
+  // Erased before the item is moved out: erase() may read the slot's key.
+  removed = it->item;
   items_.erase(it);
+  charge(-1);
   return true;
 }
 
@@ -57,7 +67,7 @@ std::vector<std::string> HashTable::keys() const {
   base::MutexLock lock(mutex_);
   std::vector<std::string> out;
   out.reserve(items_.size());
-  for (const auto& [key, item] : items_) out.push_back(key);
+  for (const Slot& slot : items_) out.emplace_back(slot.item->key());
   return out;
 }
 

@@ -9,9 +9,10 @@
 // the map. A table that has never held an item owns no heap memory
 // (tests/idle_memory_test.cc); erase() does not shrink one that has.
 //
-// Memory: given a BucketMemory, each key it holds is charged to the bucket's
-// index bytes (the key's copy and its slot, slotBytes()) while it holds it;
-// the items themselves are charged by the checkpoint that queued them.
+// Memory: the table keeps no copy of a key — a slot is the item, whose block
+// holds the key. Given a BucketMemory, each key it holds is charged to the
+// bucket's index bytes (its slot, slotBytes()) while it holds it; the items
+// themselves are charged by the checkpoint that queued them.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +20,9 @@
 #include <string_view>
 #include <vector>
 
-#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+#include <absl/hash/hash.h>
+#include <absl/strings/string_view.h>
 
 #include "base/mutex.h"
 #include "vbucket/bucket_memory.h"
@@ -51,17 +54,42 @@ class HashTable {
   // Every key it holds now, copied under the lock. O(size()).
   std::vector<std::string> keys() const;
 
-  // What one key costs the index: its copy and its slot.
-  static size_t slotBytes(std::string_view key) noexcept {
-    return key.size() + sizeof(std::pair<const std::string, QueuedItem>);
-  }
+  // What one key costs the index: its slot, the same for every key (8
+  // bytes; a slot with a std::string key was 40, plus a heap copy of a key
+  // over 15 bytes).
+  static size_t slotBytes(std::string_view /*key*/) noexcept { return sizeof(Slot); }
 
  private:
-  void charge(std::string_view key, int64_t sign) noexcept;
+  // The item, replaceable in place by another of the same key (that changes
+  // neither the hash nor equality, which read the key through the item).
+  struct Slot {
+    mutable QueuedItem item;
+  };
+  static absl::string_view keyOf(absl::string_view key) noexcept { return key; }
+  static absl::string_view keyOf(const Slot& slot) noexcept {
+    const std::string_view key = slot.item->key();
+    return {key.data(), key.size()};
+  }
+  struct KeyHash {
+    using is_transparent = void;
+    template <typename K>
+    size_t operator()(const K& k) const noexcept {
+      return absl::Hash<absl::string_view>{}(keyOf(k));
+    }
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const noexcept {
+      return keyOf(a) == keyOf(b);
+    }
+  };
+
+  void charge(int64_t slots) noexcept;
 
   BucketMemory* const memory_;
   mutable base::Mutex mutex_;
-  absl::flat_hash_map<std::string, QueuedItem> items_ ABSL_GUARDED_BY(mutex_);
+  absl::flat_hash_set<Slot, KeyHash, KeyEq> items_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace syncwrite::vbucket
