@@ -48,7 +48,8 @@ bool LogCursorReader::readDirty(
     const vbucket::CheckpointManager::Skimmed read = map_.at(vbid).checkpointManager().skimPrepares(
         handles_[id], batch, [&](vbucket::Seqno seqno) { prepare(vbid, seqno); });
     if (read.items >= batch) {
-      // More behind it: stay marked for the next read.
+      // A batch or more read (a skip may have passed more): maybe more
+      // behind it, so stay marked for the next read.
       dirty_[id].store(true, std::memory_order_relaxed);
       any_dirty_.store(true, std::memory_order_relaxed);
       more = true;

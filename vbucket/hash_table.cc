@@ -51,7 +51,8 @@ bool HashTable::erase(std::string_view key) {
   base::MutexLock lock(mutex_);
   auto it = items_.find(asAbsl(key));
   if (it == items_.end()) return false;
-  // Erased before the item is moved out: erase() may read the slot's key.
+  // Copied, not moved out: the slot keeps its item, and so its key, until
+  // erase() has run.
   removed = it->item;
   items_.erase(it);
   charge(-1);
