@@ -57,6 +57,7 @@ set(SYNCWRITE_PUBLIC_HEADERS
   vbucket/expelled_items.h
   vbucket/hash_table.h
   vbucket/item.h
+  vbucket/item_key.h
   vbucket/vbucket.h
   vbucket/vbucket_map.h
   vbucket/vbucket_state.h

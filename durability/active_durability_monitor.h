@@ -75,8 +75,6 @@
 #include <vector>
 
 #include <absl/container/flat_hash_set.h>
-#include <absl/hash/hash.h>
-#include <absl/strings/string_view.h>
 
 #include "base/mutex.h"
 #include "clock/time.h"
@@ -84,6 +82,7 @@
 #include "durability/resolved_writes.h"
 #include "durability/sync_write.h"
 #include "durability/topology.h"
+#include "vbucket/item_key.h"
 #include "vbucket/vbucket.h"
 #include "vbucket/vbucket_set.h"
 
@@ -219,28 +218,6 @@ class ActiveDurabilityMonitor {
     Seqno seqno;
     bool operator>(const EarlyEntry& o) const noexcept { return deadline > o.deadline; }
   };
-  // The key set: tracked prepares, looked up by key.
-  struct KeyOf {
-    static absl::string_view of(absl::string_view key) noexcept { return key; }
-    static absl::string_view of(const vbucket::Item* prepare) noexcept {
-      return {prepare->key().data(), prepare->key().size()};
-    }
-  };
-  struct KeyHash {
-    using is_transparent = void;
-    template <typename K>
-    size_t operator()(const K& k) const noexcept {
-      return absl::Hash<absl::string_view>{}(KeyOf::of(k));
-    }
-  };
-  struct KeyEq {
-    using is_transparent = void;
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const noexcept {
-      return KeyOf::of(a) == KeyOf::of(b);
-    }
-  };
-
   // The status of a write that may not go ahead, or kPending when it may.
   WriteStatus checkLocked(const WriteRequest& request, bool durable) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -267,7 +244,8 @@ class ActiveDurabilityMonitor {
   mutable base::Mutex mutex_;
   std::deque<TrackedWrite> writes_ ABSL_GUARDED_BY(mutex_);
   // writes_[i].prepare's items.
-  absl::flat_hash_set<const vbucket::Item*, KeyHash, KeyEq> keys_ ABSL_GUARDED_BY(mutex_);
+  absl::flat_hash_set<const vbucket::Item*, vbucket::ItemKeyHash, vbucket::ItemKeyEq> keys_
+      ABSL_GUARDED_BY(mutex_);
   // Min-heap (std::greater) of the writes that may expire behind the head.
   std::vector<EarlyEntry> early_ ABSL_GUARDED_BY(mutex_);
   size_t early_live_ ABSL_GUARDED_BY(mutex_) = 0;  // entries whose write is tracked

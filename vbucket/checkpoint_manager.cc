@@ -6,6 +6,7 @@
 #include <memory>
 #include <new>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace syncwrite::vbucket {
@@ -48,6 +49,18 @@ uint64_t CheckpointManager::openCheckpointLocked() {
 }
 
 namespace {
+
+// The cursor named `name` in `cursors` (the manager's map, const or not;
+// its lock held); std::invalid_argument, naming `caller`, when there is none.
+template <typename CursorMap>
+auto& findCursor(CursorMap& cursors, std::string_view name, std::string_view caller) {
+  auto it = cursors.find(name);
+  if (it == cursors.end()) {
+    throw std::invalid_argument(std::string(caller) + ": no cursor named '" + std::string(name) +
+                                "'");
+  }
+  return it->second;
+}
 
 // One heap allocation per queued item: the item (its reference count
 // included), its checkpoint entry, then the key's and the value's bytes. The entry's `item` is the
@@ -292,11 +305,7 @@ void CheckpointManager::skipFinishedCheckpoints(Cursor& cursor) {
 std::vector<LogRecord> CheckpointManager::readItems(std::string_view name, size_t max_items) {
   std::vector<LogRecord> out;
   base::MutexLock lock(mutex_);
-  auto it = cursors_.find(name);
-  if (it == cursors_.end()) {
-    throw std::invalid_argument("readItems: no cursor named '" + std::string(name) + "'");
-  }
-  Cursor& cursor = it->second;
+  Cursor& cursor = findCursor(cursors_, name, "readItems");
   while (out.size() < max_items) {
     skipFinishedCheckpoints(cursor);
     CheckpointLink* next = cursor.position->next;
@@ -312,11 +321,7 @@ std::vector<LogRecord> CheckpointManager::readItems(std::string_view name, size_
 size_t CheckpointManager::visitItems(std::string_view name, size_t max_items,
                                      absl::FunctionRef<void(QueueOp op, Seqno seqno)> fn) {
   base::MutexLock lock(mutex_);
-  auto it = cursors_.find(name);
-  if (it == cursors_.end()) {
-    throw std::invalid_argument("visitItems: no cursor named '" + std::string(name) + "'");
-  }
-  Cursor& cursor = it->second;
+  Cursor& cursor = findCursor(cursors_, name, "visitItems");
   size_t n = 0;
   while (n < max_items) {
     skipFinishedCheckpoints(cursor);
@@ -333,21 +338,13 @@ size_t CheckpointManager::visitItems(std::string_view name, size_t max_items,
 
 CheckpointManager::CursorHandle CheckpointManager::cursorHandle(std::string_view name) {
   base::MutexLock lock(mutex_);
-  auto it = cursors_.find(name);
-  if (it == cursors_.end()) {
-    throw std::invalid_argument("cursorHandle: no cursor named '" + std::string(name) + "'");
-  }
-  return CursorHandle(this, &it->second);
+  return CursorHandle(this, &findCursor(cursors_, name, "cursorHandle"));
 }
 
 CheckpointManager::Skimmed CheckpointManager::skimPrepares(
     std::string_view name, size_t max_items, absl::FunctionRef<void(Seqno seqno)> fn) {
   base::MutexLock lock(mutex_);
-  auto it = cursors_.find(name);
-  if (it == cursors_.end()) {
-    throw std::invalid_argument("skimPrepares: no cursor named '" + std::string(name) + "'");
-  }
-  return skimLocked(it->second, max_items, fn);
+  return skimLocked(findCursor(cursors_, name, "skimPrepares"), max_items, fn);
 }
 
 CheckpointManager::Skimmed CheckpointManager::skimPrepares(
@@ -398,11 +395,7 @@ CheckpointManager::Skimmed CheckpointManager::skimLocked(Cursor& cursor, size_t 
 
 size_t CheckpointManager::itemsRemaining(std::string_view name) const {
   base::MutexLock lock(mutex_);
-  auto it = cursors_.find(name);
-  if (it == cursors_.end()) {
-    throw std::invalid_argument("itemsRemaining: no cursor named '" + std::string(name) + "'");
-  }
-  const Cursor& cursor = it->second;
+  const Cursor& cursor = findCursor(cursors_, name, "itemsRemaining");
   const Checkpoint& here = *cursor.checkpoint;
   // Items present in this checkpoint after the cursor: those present minus
   // those the cursor passed that are still present.

@@ -21,12 +21,12 @@
 #include <vector>
 
 #include <absl/container/flat_hash_set.h>
-#include <absl/hash/hash.h>
 #include <absl/strings/string_view.h>
 
 #include "base/mutex.h"
 #include "vbucket/bucket_memory.h"
 #include "vbucket/item.h"
+#include "vbucket/item_key.h"
 
 namespace syncwrite::vbucket {
 
@@ -64,32 +64,14 @@ class HashTable {
   // neither the hash nor equality, which read the key through the item).
   struct Slot {
     mutable QueuedItem item;
-  };
-  static absl::string_view keyOf(absl::string_view key) noexcept { return key; }
-  static absl::string_view keyOf(const Slot& slot) noexcept {
-    const std::string_view key = slot.item->key();
-    return {key.data(), key.size()};
-  }
-  struct KeyHash {
-    using is_transparent = void;
-    template <typename K>
-    size_t operator()(const K& k) const noexcept {
-      return absl::Hash<absl::string_view>{}(keyOf(k));
-    }
-  };
-  struct KeyEq {
-    using is_transparent = void;
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const noexcept {
-      return keyOf(a) == keyOf(b);
-    }
+    friend absl::string_view itemKey(const Slot& slot) noexcept { return itemKey(slot.item.get()); }
   };
 
   void charge(int64_t slots) noexcept;
 
   BucketMemory* const memory_;
   mutable base::Mutex mutex_;
-  absl::flat_hash_set<Slot, KeyHash, KeyEq> items_ ABSL_GUARDED_BY(mutex_);
+  absl::flat_hash_set<Slot, ItemKeyHash, ItemKeyEq> items_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace syncwrite::vbucket
