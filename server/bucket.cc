@@ -28,7 +28,7 @@ absl::Status checkRecoveryMarks(uint64_t lower, uint64_t upper) {
 absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
                                                        const std::string& node_name,
                                                        executor::ExecutorPool& pool,
-                                                       boost::asio::io_context& io) {
+                                                       const ReplicaIo& replica_io) {
   auto topology = durability::ReplicationTopology::create(
       {durability::ReplicationChain{node_name, spec.replicas}});
   if (!topology.ok()) {
@@ -48,7 +48,7 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
   std::vector<std::string> simulated_names;
   for (const SimulatedReplicaSpec& replica : simulated) {
     bucket->replicas_.push_back(std::make_unique<SimulatedReplica>(
-        replica.name, replica.ack_delay, replica.ack_jitter, io,
+        replica.name, replica.ack_delay, replica.ack_jitter, replica_io(),
         [self](vbucket::Vbid vbid, const std::string& node, vbucket::Seqno seqno) {
           self->durability_->seqnoAcknowledged(vbid, node, seqno);
         },

@@ -4,11 +4,11 @@
 // Built from a BucketSpec (server_config.h): a VBucketMap of max_vbuckets
 // vbuckets, all active; a BucketDurability over them whose topology is one
 // chain [node_name, replicas...], stamping and checking deadlines with the
-// precise clock; and one
-// SimulatedReplica per simulated replica, acknowledging on the server's
-// io_context. The fault-injection keys (replica_faults.h) are checked by
-// validators against the simulated replicas' names and applied to them by
-// listeners, at creation and at every change.
+// precise clock; and one SimulatedReplica per simulated replica, reading
+// and acknowledging on the io_context create() is given for it. The
+// fault-injection keys (replica_faults.h) are checked by validators against
+// the simulated replicas' names and applied to them by listeners, at
+// creation and at every change.
 //
 // Local persistence: the server keeps nothing on disk; a SimulatedFlusher
 // reads each vbucket's log through its persistence cursor after
@@ -26,13 +26,14 @@
 // wire.
 //
 // Thread-safety: every member may be called from any thread.
-// Lifetime: the pool and the io_context must outlive the bucket; shutdown()
-// must have been called and the io_context must have stopped running before
-// the bucket is destroyed.
+// Lifetime: the pool and the replicas' io_contexts must outlive the bucket;
+// shutdown() must have been called and those io_contexts must have stopped
+// running before the bucket is destroyed.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -55,13 +56,17 @@ namespace syncwrite::server {
 
 class Bucket final : private vbucket::QueueListener {
  public:
+  // Asked once per simulated replica, in order: the io_context its stream
+  // reads and acks run on.
+  using ReplicaIo = std::function<boost::asio::io_context&()>;
+
   // Builds the bucket described by `spec`, with `node_name` as the active of
   // its chain. InvalidArgument when the chain is not a valid topology. Logs
   // a line naming the bucket, its vbuckets, mode and replicas.
   static absl::StatusOr<std::unique_ptr<Bucket>> create(BucketSpec spec,
                                                         const std::string& node_name,
                                                         executor::ExecutorPool& pool,
-                                                        boost::asio::io_context& io);
+                                                        const ReplicaIo& replica_io);
   ~Bucket();
   Bucket(const Bucket&) = delete;
   Bucket& operator=(const Bucket&) = delete;

@@ -20,9 +20,11 @@ namespace {
 constexpr size_t kKeepWriteBufferBytes = 1 << 20;
 }  // namespace
 
-Connection::Connection(StrandSocket socket, ServerContext& context, Dispatcher& dispatcher,
-                       OnClosed on_closed)
+Connection::Connection(StrandSocket socket, size_t io_thread, ServerContext& context,
+                       Dispatcher& dispatcher, OnClosed on_closed)
     : context_(context),
+      turns_(*context.turns.at(io_thread)),
+      drains_(*context.drains.at(io_thread)),
       dispatcher_(dispatcher),
       on_closed_(std::move(on_closed)),
       socket_(std::move(socket)),
@@ -95,7 +97,7 @@ void Connection::takeTurn() {
     turn_posted_ = true;
     context_.read_turns_yielded.fetch_add(1, std::memory_order_relaxed);
     // Aliasing: the queue owns this connection through its (private) base.
-    context_.turns->push(std::shared_ptr<TurnQueue::Client>(shared_from_this(), this));
+    turns_.push(std::shared_ptr<TurnQueue::Client>(shared_from_this(), this));
   } else {
     doRead();
   }
@@ -106,7 +108,7 @@ void Connection::startTurn() {
   boost::asio::post(strand_, [self = shared_from_this()] {
     self->turn_posted_ = false;
     if (!self->closed_) self->takeTurn();  // may queue its next turn
-    self->context_.turns->finished();
+    self->turns_.finished();
   });
 }
 
@@ -262,14 +264,13 @@ void Connection::resolved(uint64_t ticket, const durability::Resolution& resolut
     }
   }
   // Aliasing: the queue owns this connection through its drain turn.
-  if (post)
-    context_.drains->push(std::shared_ptr<TurnQueue::Client>(std::move(post), &drain_turn_));
+  if (post) drains_.push(std::shared_ptr<TurnQueue::Client>(std::move(post), &drain_turn_));
 }
 
 void Connection::DrainTurn::startTurn() {
   boost::asio::post(connection_.strand_, [self = connection_.shared_from_this()] {
     self->drainInbox();
-    self->context_.drains->finished();
+    self->drains_.finished();
   });
 }
 

@@ -34,8 +34,8 @@
 // Fairness: one turn on the strand executes at most kRequestsPerTurn
 // requests. A read that brought more (a pipelining client: a 64 KiB read can
 // hold hundreds of SETs) sends what is answered and queues the rest as a new
-// turn in the server's TurnQueue (turn_queue.h), which posts at most two
-// such turns per I/O thread at a time, in arrival order; it reads no more
+// turn in its I/O thread's TurnQueue (turn_queue.h), which posts at most two
+// such turns at a time, in arrival order; it reads no more
 // until its buffer is drained. So a light connection's read waits behind a
 // few busy connections' turns, not one turn of each. Without the
 // budget, a burst of pipelined writes on a few hundred connections queued
@@ -77,9 +77,9 @@
 // under a mutex and queues one drain only when the inbox was empty, so the N
 // answers that one timeout run or one ack resolves for this connection cost
 // one handler on the I/O thread and leave in one write — not N handlers
-// queued ahead of every other connection's reads. The drain waits in the
-// server's drain queue (a TurnQueue, like a continuation turn: at most two
-// per I/O thread posted at a time), so a storm that resolves writes for
+// queued ahead of every other connection's reads. The drain waits in its
+// I/O thread's drain queue (a TurnQueue, like a continuation turn: at most
+// two posted at a time), so a storm that resolves writes for
 // hundreds of connections at once does not queue a drain of each ahead of
 // a light connection's read. The drain builds
 // each answer from the shape the request left (in its slot, or for the
@@ -149,8 +149,10 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // Called once, on the strand, when the connection has closed.
   using OnClosed = std::function<void(Connection*)>;
 
-  // `socket` must be open and have a strand as its executor.
-  Connection(StrandSocket socket, ServerContext& context, Dispatcher& dispatcher,
+  // `socket` must be open and have a strand as its executor; `io_thread`
+  // indexes the I/O thread whose io_context that strand runs on (its
+  // TurnQueues in `context`).
+  Connection(StrandSocket socket, size_t io_thread, ServerContext& context, Dispatcher& dispatcher,
              OnClosed on_closed);
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -198,7 +200,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void resolved(uint64_t ticket, const durability::Resolution& resolution) override;
   // On the strand: answers every resolution the inbox holds, then flushes once.
   void drainInbox();
-  // The inbox's drain as a TurnQueue client (context_.drains): posts
+  // The inbox's drain as a TurnQueue client (drains_): posts
   // drainInbox() to the strand, which then reports finished.
   class DrainTurn final : public TurnQueue::Client {
    public:
@@ -240,6 +242,9 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void close();
 
   ServerContext& context_;
+  // This connection's I/O thread's continuation turns and drains.
+  TurnQueue& turns_;
+  TurnQueue& drains_;
   Dispatcher& dispatcher_;
   const OnClosed on_closed_;
   StrandSocket socket_;

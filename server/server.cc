@@ -1,11 +1,13 @@
 #include "server/server.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <absl/strings/str_cat.h>
 #include <boost/asio/post.hpp>
@@ -38,8 +40,26 @@ absl::Status writePortFile(const std::string& path, uint16_t port) {
 
 }  // namespace
 
+namespace {
+std::vector<std::unique_ptr<boost::asio::io_context>> makeIoContexts(size_t count) {
+  std::vector<std::unique_ptr<boost::asio::io_context>> contexts;
+  // Concurrency hint 1: one thread runs each, so a handler it posts to its
+  // own io_context goes to that thread's private queue, without the lock.
+  for (size_t i = 0; i < count; ++i) {
+    contexts.push_back(std::make_unique<boost::asio::io_context>(1));
+    // A timer's service opens the io_context's reactor (an epoll fd, an
+    // eventfd and a timerfd), which outlives the timer. Opened here, the
+    // process holds the same descriptors before its first connection as
+    // after its last, rather than three more once a thread got its first.
+    boost::asio::steady_timer opens_the_reactor(*contexts.back());
+  }
+  return contexts;
+}
+}  // namespace
+
 Server::Server()
-    : accept_strand_(boost::asio::make_strand(io_)),
+    : ios_(makeIoContexts(kIoThreads)),
+      accept_strand_(boost::asio::make_strand(*ios_.front())),
       acceptor_(accept_strand_),
       accept_retry_timer_(accept_strand_),
       signals_(accept_strand_) {}
@@ -69,17 +89,28 @@ absl::StatusOr<std::unique_ptr<Server>> Server::create(ServerConfig config) {
       std::chrono::seconds(server_config.get(config::keys::kConnectionIdleTime));
   context.max_send_queue_bytes = server_config.get(config::keys::kMaxSendQueueBytes);
   context.io_threads = kIoThreads;
-  // Two continuation turns per I/O thread: with one, 300 connections
-  // pipelining durable SETs ran at 0.94x the ops/s of posting every turn
-  // (a turn posted to a strand busy on the other thread leaves a thread
-  // without one); with two, 1.01x (docs/benchmarks.md, "TurnQueue").
-  context.turns = std::make_unique<TurnQueue>(2 * kIoThreads);
-  context.drains = std::make_unique<TurnQueue>(2 * kIoThreads);
+  context.io_thread_connections = std::vector<std::atomic<uint64_t>>(kIoThreads);
+  // Each I/O thread queues its own connections' turns and drains, two of
+  // each posted at a time. Two, not one, was measured when the threads
+  // shared one io_context and one queue of 2 × kIoThreads: with one per
+  // thread, 300 connections pipelining durable SETs ran at 0.94x the ops/s
+  // of posting every turn, with two 1.01x (docs/benchmarks.md, "TurnQueue").
+  for (size_t i = 0; i < kIoThreads; ++i) {
+    context.turns.push_back(std::make_unique<TurnQueue>(2));
+    context.drains.push_back(std::make_unique<TurnQueue>(2));
+  }
   context.pool = std::make_unique<executor::ExecutorPool>(
       executor::ExecutorPool::threadsFor(server_config.get(config::keys::kNumNonioThreads)));
+  // The simulated replicas of every bucket are dealt to the I/O threads in
+  // turn, so that two replicas' acks (and the commits they make) run on two
+  // threads.
+  size_t replicas_placed = 0;
+  const auto replica_io = [&server, &replicas_placed]() -> boost::asio::io_context& {
+    return *server->ios_[replicas_placed++ % kIoThreads];
+  };
   for (BucketSpec& spec : config.buckets) {
     const std::string name = spec.name;
-    auto bucket = Bucket::create(std::move(spec), context.node_name, *context.pool, server->io_);
+    auto bucket = Bucket::create(std::move(spec), context.node_name, *context.pool, replica_io);
     if (!bucket.ok()) return bucket.status();
     context.buckets.emplace(name, std::move(*bucket));
   }
@@ -96,7 +127,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::create(ServerConfig config) {
 absl::Status Server::listen(const ServerOptions& options) {
   using boost::asio::ip::tcp;
   boost::system::error_code error;
-  tcp::resolver resolver(io_);
+  tcp::resolver resolver(*ios_.front());
   auto endpoints = resolver.resolve(options.host, std::to_string(options.port),
                                     tcp::resolver::passive | tcp::resolver::numeric_service, error);
   if (error || endpoints.empty()) {
@@ -135,13 +166,13 @@ absl::Status Server::run(const ServerOptions& options) {
     requestStop();
   });
   boost::asio::post(accept_strand_, [this] { doAccept(); });
-  io_work_.emplace(io_.get_executor());
+  for (auto& io : ios_) io_work_.push_back(boost::asio::make_work_guard(*io));
 
   for (size_t i = 0; i < kIoThreads; ++i) {
     io_threads_.emplace_back([this, i] {
       const std::string name = absl::StrCat("mcbp_io", i);
       pthread_setname_np(pthread_self(), name.c_str());
-      io_.run();
+      ios_[i]->run();
     });
   }
 
@@ -166,14 +197,56 @@ void Server::requestStop() {
 
 void Server::doAccept() {
   if (!acceptor_.is_open()) return;
-  auto socket = std::make_shared<StrandSocket>(boost::asio::make_strand(io_.get_executor()));
+  // Accepted on the acceptor's strand; placed on its I/O thread once there
+  // (onAccepted), by the counts of that moment.
+  auto socket = std::make_shared<StrandSocket>(accept_strand_);
   acceptor_.async_accept(*socket, [this, socket](const boost::system::error_code& error) {
     onAccepted(error, socket);
   });
 }
 
+size_t Server::pickIoThread() {
+  const auto open = [this](size_t thread) {
+    return context_.io_thread_connections[thread].load(std::memory_order_relaxed);
+  };
+  size_t best = next_io_ % kIoThreads;
+  for (size_t i = 1; i < kIoThreads; ++i) {
+    const size_t candidate = (next_io_ + i) % kIoThreads;
+    if (open(candidate) < open(best)) best = candidate;
+  }
+  next_io_ = best + 1;
+  return best;
+}
+
+std::optional<StrandSocket> Server::place(StrandSocket& accepted, size_t io_thread) {
+  const auto refuse = [](const char* step, const boost::system::error_code& error) {
+    logLine(absl::StrCat("cannot hand an accepted connection to an I/O thread (", step,
+                         "): ", error.message(), "; closing it"));
+    return std::nullopt;
+  };
+  boost::system::error_code error;
+  boost::system::error_code ignored;
+  const boost::asio::ip::tcp::endpoint local = accepted.local_endpoint(error);
+  if (error) {
+    accepted.close(ignored);
+    return refuse("local_endpoint", error);
+  }
+  const StrandSocket::native_handle_type handle = accepted.release(error);
+  if (error) {
+    accepted.close(ignored);
+    return refuse("release", error);
+  }
+  std::optional<StrandSocket> placed(std::in_place, boost::asio::make_strand(*ios_[io_thread]));
+  placed->assign(local.protocol(), handle, error);
+  if (error) {
+    ::close(handle);  // released: nobody else owns it
+    return refuse("assign", error);
+  }
+  return placed;
+}
+
 void Server::onAccepted(const boost::system::error_code& error,
-                        const std::shared_ptr<StrandSocket>& socket) {
+                        const std::shared_ptr<StrandSocket>& accepted) {
   if (!acceptor_.is_open() || error == boost::asio::error::operation_aborted) return;
   if (error) {
     // E.g. out of file descriptors: say so, and try again a little later
@@ -191,16 +264,18 @@ void Server::onAccepted(const boost::system::error_code& error,
     context_.rejected_connections.fetch_add(1, std::memory_order_relaxed);
     logLine(absl::StrCat("connection refused: max_connections (", context_.max_connections,
                          ") reached"));
-    socket->close(ignored);
-  } else {
+    accepted->close(ignored);
+  } else if (const size_t io_thread = pickIoThread();
+             std::optional<StrandSocket> socket = place(*accepted, io_thread)) {
     socket->set_option(boost::asio::ip::tcp::no_delay(true), ignored);
     auto connection =
-        std::make_shared<Connection>(std::move(*socket), context_, dispatcher_,
+        std::make_shared<Connection>(std::move(*socket), io_thread, context_, dispatcher_,
                                      [this](Connection* closed) { onConnectionClosed(closed); });
     context_.connections.fetch_add(1, std::memory_order_relaxed);
+    context_.io_thread_connections[io_thread].fetch_add(1, std::memory_order_relaxed);
     {
       base::MutexLock lock(mutex_);
-      connections_.emplace(connection.get(), connection);
+      connections_.emplace(connection.get(), OpenConnection{connection, io_thread});
       if (stop_requested_) connection->beginShutdown();
     }
     connection->start();
@@ -212,7 +287,10 @@ void Server::onConnectionClosed(Connection* connection) {
   context_.connections.fetch_sub(1, std::memory_order_relaxed);
   {
     base::MutexLock lock(mutex_);
-    connections_.erase(connection);
+    if (auto it = connections_.find(connection); it != connections_.end()) {
+      context_.io_thread_connections[it->second.io_thread].fetch_sub(1, std::memory_order_relaxed);
+      connections_.erase(it);
+    }
   }
   changed_.notify_all();
 }
@@ -228,8 +306,8 @@ void Server::shutdown() {
   // 2. Every connection stops reading and closes once answered.
   {
     base::MutexLock lock(mutex_);
-    for (auto& [raw, weak] : connections_) {
-      if (auto connection = weak.lock()) connection->beginShutdown();
+    for (auto& [raw, open] : connections_) {
+      if (auto connection = open.connection.lock()) connection->beginShutdown();
     }
   }
   // 3. Every in-flight SyncWrite is answered ambiguous (the answers are
@@ -248,12 +326,12 @@ void Server::shutdown() {
                            kDrainTimeout.count(), " s; dropping them"));
     }
   }
-  io_work_.reset();
-  io_.stop();
+  io_work_.clear();
+  for (auto& io : ios_) io->stop();
   for (std::thread& thread : io_threads_) thread.join();
   io_threads_.clear();
-  context_.turns->clear();
-  context_.drains->clear();
+  for (auto& queue : context_.turns) queue->clear();
+  for (auto& queue : context_.drains) queue->clear();
   logLine("stopped");
 }
 

@@ -3,9 +3,18 @@
 //
 // Threads:
 //  - the caller of run() (main): sets up, waits for a stop request, shuts down;
-//  - kIoThreads I/O threads ("mcbp_io0", ...) running one boost::asio
-//    io_context: accepting, every connection (each on its own strand), the
-//    simulated replicas' timers, and the signal handler;
+//  - kIoThreads I/O threads ("mcbp_io0", ...), each running its own
+//    boost::asio io_context (as memcached gives each worker thread its own
+//    event base). A connection lives on one of them for its life (on its own
+//    strand there): the one with the fewest open connections when it was
+//    accepted. The simulated replicas are dealt to them in turn; the
+//    acceptor and the signal handler run on the first. A handler posted to
+//    the thread's own io_context stays on it (its private queue, no lock);
+//    one posted from elsewhere (a late answer, a replica's ack) wakes it.
+//    Sharing one io_context between the threads made them wake each other
+//    and move each connection between two caches: GET ran at 0.67x and SET
+//    at 1 in flight at 0.87x the ops/s of this (docs/benchmarks.md, "One
+//    io_context per I/O thread");
 //  - the ExecutorPool's NonIO workers ("NonIoPool0", ...) and its timer
 //    thread: the durability timeout tasks of every bucket.
 // A SyncWrite resolves on whichever thread decided it (an I/O thread for an
@@ -72,13 +81,22 @@ class Server {
   Server();
   absl::Status listen(const ServerOptions& options);
   void doAccept();
+  // The I/O thread the next connection goes to: the one with the fewest
+  // open connections (ServerContext::io_thread_connections), the next in
+  // turn among equals. On the accept strand.
+  size_t pickIoThread();
   void onAccepted(const boost::system::error_code& error,
-                  const std::shared_ptr<StrandSocket>& socket);
+                  const std::shared_ptr<StrandSocket>& accepted);
+  // Moves the socket `accepted` (on the accept strand) onto a strand of I/O
+  // thread `io_thread`. On failure logs why, closes it and returns nullopt.
+  std::optional<StrandSocket> place(StrandSocket& accepted, size_t io_thread);
   void onConnectionClosed(Connection* connection);
   void shutdown();
 
-  // Declared first: destroyed last, after everything that posts to it.
-  boost::asio::io_context io_;
+  // One io_context per I/O thread, each run by that thread alone (see the
+  // file comment). Declared first: destroyed last, after everything that
+  // posts to them.
+  std::vector<std::unique_ptr<boost::asio::io_context>> ios_;
   ServerContext context_;
   Dispatcher dispatcher_{context_};
 
@@ -88,17 +106,22 @@ class Server {
   boost::asio::steady_timer accept_retry_timer_;
   boost::asio::signal_set signals_;
   std::vector<std::thread> io_threads_;
-  // Keeps the I/O threads in io_.run() while nothing is pending: after
+  size_t next_io_ = 0;  // where pickIoThread() looks first; on the accept strand
+  // Keeps each I/O thread in its io_context's run() while nothing is pending: after
   // SIGTERM a connection whose client left may have no I/O under way, yet
   // still be owed a SyncWrite's answer, which is posted to it later. Without
   // this, run() could return in between and the answer would never run.
   // Released after the drain (shutdown()).
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> io_work_;
+  std::vector<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> io_work_;
 
   base::Mutex mutex_;
   std::condition_variable changed_;
   bool stop_requested_ ABSL_GUARDED_BY(mutex_) = false;
-  std::unordered_map<Connection*, std::weak_ptr<Connection>> connections_ ABSL_GUARDED_BY(mutex_);
+  struct OpenConnection {
+    std::weak_ptr<Connection> connection;
+    size_t io_thread;
+  };
+  std::unordered_map<Connection*, OpenConnection> connections_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace syncwrite::server

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/configuration.h"
 #include "executor/executor_pool.h"
@@ -49,14 +50,18 @@ struct ServerContext {
   uint16_t port = 0;
 
   std::unique_ptr<executor::ExecutorPool> pool;
-  // Where a pipelining connection's continuation turns wait (turn_queue.h);
-  // 2 × io_threads of them are posted at a time (server.cc).
-  std::unique_ptr<TurnQueue> turns;
-  // Where a connection's drain of late answers waits, the same way.
-  std::unique_ptr<TurnQueue> drains;
+  // Per I/O thread (indexed like the server's io_contexts): where its
+  // connections' continuation turns wait (turn_queue.h), two posted at a
+  // time (server.cc), and where their drains of late answers wait, the same
+  // way.
+  std::vector<std::unique_ptr<TurnQueue>> turns;
+  std::vector<std::unique_ptr<TurnQueue>> drains;
   std::map<std::string, std::unique_ptr<Bucket>, std::less<>> buckets;
 
   std::atomic<uint64_t> connections{0};  // open now
+  // Open now, per I/O thread (io_threads of them; the server places a new
+  // connection on the thread with the fewest).
+  std::vector<std::atomic<uint64_t>> io_thread_connections;
   // Accepted by the socket since start, including those then closed because
   // max_connections was reached (which rejected_connections also counts).
   std::atomic<uint64_t> total_connections{0};

@@ -17,7 +17,7 @@ std::string text(const nlohmann::json& value) {
 StatList generalStats(const ServerContext& context) {
   const auto uptime = std::chrono::duration_cast<std::chrono::seconds>(
       std::chrono::steady_clock::now() - context.started);
-  return {
+  StatList stats = {
       {"pid", absl::StrCat(::getpid())},
       {"uptime", absl::StrCat(uptime.count())},
       {"version", std::string(serverNameAndVersion())},
@@ -41,6 +41,12 @@ StatList generalStats(const ServerContext& context) {
       {"executor_nonio_threads",
        absl::StrCat(context.pool->numThreads(executor::TaskGroup::kNonIO))},
   };
+  for (size_t i = 0; i < context.io_thread_connections.size(); ++i) {
+    stats.emplace_back(
+        absl::StrCat("mcbp_io", i, "_connections"),
+        absl::StrCat(context.io_thread_connections[i].load(std::memory_order_relaxed)));
+  }
+  return stats;
 }
 
 StatList durabilityStats(const Bucket& bucket) {

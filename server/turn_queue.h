@@ -8,8 +8,8 @@
 // among connections, but with 300 connections pipelining durable SETs, a
 // bystander's read completion queued behind one turn of each (300 × 20
 // requests). Here such a continuation waits in a FIFO instead, and at most
-// `concurrent` of them (the server passes twice its I/O thread count) are
-// posted at a time. A connection's first turn after a read is posted as
+// `concurrent` of them are posted at a time (the server keeps one queue per
+// I/O thread, for the connections that thread serves, and passes 2). A connection's first turn after a read is posted as
 // before; so are late answers, writes and timers. A light connection's
 // handler then waits behind at most `concurrent` continuation turns, not one
 // per busy connection; the busy connections still take their turns in

@@ -4,8 +4,10 @@
 #include <signal.h>
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -198,6 +200,45 @@ TEST(ServerProcess, APipelinedBurstIsExecutedInTurnsAndAnsweredInOrder) {
   // However the reads split the burst, a turn ends at 20 requests with more
   // buffered at least once per read that brought more than 20.
   EXPECT_GE(statValue(admin, "", "read_turns_yielded") - turns_before, 1);
+}
+
+// Each I/O thread runs its own io_context, and a connection stays on the
+// one it was given: the thread with the fewest open connections, the next
+// in turn among equals. Round robin alone would pile new connections onto
+// one thread while the other's closed.
+TEST(ServerProcess, ANewConnectionGoesToTheIoThreadWithFewestOpen) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start());
+  auto admin = server.connect();
+  ASSERT_TRUE(eventually([&] { return statValue(admin, "", "connections") == 1; }));
+  const std::string admins = statValue(admin, "", "mcbp_io0_connections") == 1
+                                 ? "mcbp_io0_connections"
+                                 : "mcbp_io1_connections";
+  const std::string others =
+      admins == "mcbp_io0_connections" ? "mcbp_io1_connections" : "mcbp_io0_connections";
+  // Open connections on the admin's thread and on the other one.
+  const auto open = [&]() -> std::pair<int64_t, int64_t> {
+    return {statValue(admin, "", admins), statValue(admin, "", others)};
+  };
+  ASSERT_EQ(open(), (std::pair<int64_t, int64_t>{1, 0}));
+  // The first goes to the other thread (fewer); the second, at one each, to
+  // the admin's (next in turn); the third to the other (fewer).
+  std::optional<protocol::Client> first(server.connect());
+  ASSERT_EQ(open(), (std::pair<int64_t, int64_t>{1, 1}));
+  std::optional<protocol::Client> second(server.connect());
+  ASSERT_EQ(open(), (std::pair<int64_t, int64_t>{2, 1}));
+  std::optional<protocol::Client> third(server.connect());
+  ASSERT_EQ(open(), (std::pair<int64_t, int64_t>{2, 2}));
+  // Closing the other thread's two leaves it empty; the next connection
+  // goes there, where round robin would have put it on the admin's.
+  first.reset();
+  third.reset();
+  ASSERT_TRUE(eventually([&] { return statValue(admin, "", "connections") == 2; }));
+  ASSERT_EQ(open(), (std::pair<int64_t, int64_t>{2, 0}));
+  std::optional<protocol::Client> fourth(server.connect());
+  EXPECT_EQ(open(), (std::pair<int64_t, int64_t>{2, 1}));
+  EXPECT_TRUE(second->noop().ok());
+  EXPECT_TRUE(fourth->noop().ok());
 }
 
 TEST(ServerProcess, ABodyOverMaxPacketSizeIsAnsweredTooBigAndClosed) {

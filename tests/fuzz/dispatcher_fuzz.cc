@@ -93,7 +93,8 @@ struct Fixture {
     const auto loaded = spec.config->loadString(R"({"max_vbuckets": 4, "flush_enabled": true})");
     FUZZ_CHECK(loaded.ok(), std::string(loaded.message()));
     spec.replicas = {"replica1"};
-    auto bucket = server::Bucket::create(std::move(spec), context.node_name, *context.pool, io);
+    auto bucket = server::Bucket::create(std::move(spec), context.node_name, *context.pool,
+                                         [this]() -> boost::asio::io_context& { return io; });
     FUZZ_CHECK(bucket.ok(), std::string(bucket.status().message()));
     server::Bucket& b = **bucket;
     context.buckets["default"] = std::move(*bucket);
