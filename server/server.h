@@ -11,10 +11,12 @@
 //    acceptor and the signal handler run on the first. A handler posted to
 //    the thread's own io_context stays on it (its private queue, no lock);
 //    one posted from elsewhere (a late answer, a replica's ack) wakes it.
-//    Sharing one io_context between the threads made them wake each other
-//    and move each connection between two caches: GET ran at 0.67x and SET
-//    at 1 in flight at 0.87x the ops/s of this (docs/benchmarks.md, "One
-//    io_context per I/O thread");
+//    With one io_context shared by both threads, the threads woke each
+//    other (0.75 futex calls per request at 1 in flight, against 0.17 now);
+//    this layout served GET at 1.44-1.49x and SET at 1 in flight at
+//    1.08-1.18x the ops/s of that one (docs/benchmarks.md, "One io_context
+//    per I/O thread"). The price: a thread cannot hand its queue to an idle
+//    one, so a busy thread's connections wait;
 //  - the ExecutorPool's NonIO workers ("NonIoPool0", ...) and its timer
 //    thread: the durability timeout tasks of every bucket.
 // A SyncWrite resolves on whichever thread decided it (an I/O thread for an
