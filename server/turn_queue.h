@@ -9,11 +9,12 @@
 // bystander's read completion queued behind one turn of each (300 × 20
 // requests). Here such a continuation waits in a FIFO instead, and at most
 // `concurrent` of them are posted at a time (the server keeps one queue per
-// I/O thread, for the connections that thread serves, and passes 2). A connection's first turn after a read is posted as
-// before; so are late answers, writes and timers. A light connection's
-// handler then waits behind at most `concurrent` continuation turns, not one
-// per busy connection; the busy connections still take their turns in
-// arrival order. Measured in docs/benchmarks.md ("TurnQueue").
+// I/O thread, for the connections that thread serves, and passes 2). A
+// connection's first turn after a read is posted as before; so are late
+// answers, writes and timers. A light connection's handler then waits
+// behind at most `concurrent` continuation turns, not one per busy
+// connection; the busy connections still take their turns in arrival
+// order. Measured in docs/benchmarks.md ("TurnQueue").
 //
 // Threading: push() and finished() may run on any thread; the queue's state
 // is under its mutex, and Client::startTurn() is called outside it.
