@@ -38,9 +38,6 @@ absl::Status writePortFile(const std::string& path, uint16_t port) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-namespace {
 std::vector<std::unique_ptr<boost::asio::io_context>> makeIoContexts(size_t count) {
   std::vector<std::unique_ptr<boost::asio::io_context>> contexts;
   // Concurrency hint 1: one thread runs each, so a handler it posts to its
@@ -50,11 +47,13 @@ std::vector<std::unique_ptr<boost::asio::io_context>> makeIoContexts(size_t coun
     // A timer's service opens the io_context's reactor (an epoll fd, an
     // eventfd and a timerfd), which outlives the timer. Opened here, the
     // process holds the same descriptors before its first connection as
-    // after its last, rather than three more once a thread got its first.
+    // after its last, rather than three more once a thread got its first
+    // (the soak compares the counts: SoakSmoke failed on that step).
     boost::asio::steady_timer opens_the_reactor(*contexts.back());
   }
   return contexts;
 }
+
 }  // namespace
 
 Server::Server()
