@@ -15,8 +15,9 @@
 //    other (0.75 futex calls per request at 1 in flight, against 0.17 now);
 //    this layout served GET at 1.44-1.49x and SET at 1 in flight at
 //    1.08-1.18x the ops/s of that one (docs/benchmarks.md, "One io_context
-//    per I/O thread"). The price: a thread cannot hand its queue to an idle
-//    one, so a busy thread's connections wait;
+//    per I/O thread"). The price: while a thread waits for a core, its
+//    connections wait with it, even if the other thread is idle (a 300k
+//    timeout storm's bystander: docs/benchmarks.md, same section);
 //  - the ExecutorPool's NonIO workers ("NonIoPool0", ...) and its timer
 //    thread: the durability timeout tasks of every bucket.
 // A SyncWrite resolves on whichever thread decided it (an I/O thread for an
