@@ -135,7 +135,8 @@ absl::Status Server::listen(const ServerOptions& options) {
   }
   const tcp::endpoint endpoint = endpoints.begin()->endpoint();
   const std::string where = absl::StrCat(options.host, ":", options.port);
-  acceptor_.open(endpoint.protocol(), error);
+  protocol_ = endpoint.protocol();
+  acceptor_.open(protocol_, error);
   if (!error) acceptor_.set_option(tcp::acceptor::reuse_address(true), error);
   if (!error) acceptor_.bind(endpoint, error);
   if (!error) acceptor_.listen(boost::asio::socket_base::max_listen_connections, error);
@@ -224,19 +225,15 @@ std::optional<StrandSocket> Server::place(StrandSocket& accepted, size_t io_thre
     return std::nullopt;
   };
   boost::system::error_code error;
-  boost::system::error_code ignored;
-  const boost::asio::ip::tcp::endpoint local = accepted.local_endpoint(error);
-  if (error) {
-    accepted.close(ignored);
-    return refuse("local_endpoint", error);
-  }
   const StrandSocket::native_handle_type handle = accepted.release(error);
   if (error) {
+    boost::system::error_code ignored;
     accepted.close(ignored);
     return refuse("release", error);
   }
   std::optional<StrandSocket> placed(std::in_place, boost::asio::make_strand(*ios_[io_thread]));
-  placed->assign(local.protocol(), handle, error);
+  // The acceptor's protocol is the accepted socket's.
+  placed->assign(protocol_, handle, error);
   if (error) {
     ::close(handle);  // released: nobody else owns it
     return refuse("assign", error);

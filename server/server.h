@@ -106,6 +106,8 @@ class Server {
   // The acceptor, its retry timer and the signal set live on one strand.
   boost::asio::strand<boost::asio::io_context::executor_type> accept_strand_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  // The listening socket's protocol (IPv4 or IPv6), set by listen().
+  boost::asio::ip::tcp protocol_ = boost::asio::ip::tcp::v4();
   boost::asio::steady_timer accept_retry_timer_;
   boost::asio::signal_set signals_;
   std::vector<std::thread> io_threads_;

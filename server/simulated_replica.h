@@ -28,8 +28,8 @@
 // runs) it acknowledges every entry that is due, keeping only the highest
 // seqno per vbucket (acks are cumulative, so this loses nothing). The FIFO
 // and the timer live on a strand of the io_context it is given (one I/O
-// thread's), so the acks run on that I/O thread; a commit's completion then only posts to its
-// connection. Each ack may commit a long prefix of its vbucket (a paused
+// thread's), so the acks run on that I/O thread; a commit's completion then
+// only posts to its connection. Each ack may commit a long prefix of its vbucket (a paused
 // replica resumed with 300k writes held), so the acks of one wake-up are sent
 // in turns of at most kAckSlice: past it, the rest is posted behind the
 // handlers already queued, and other connections are served in between.
