@@ -91,6 +91,10 @@ void Connection::onRead(const boost::system::error_code& error, size_t bytes) {
 }
 
 void Connection::takeTurn() {
+  // Unordered: what resolved before these requests execute is answered
+  // first (connection.h, "Late answers"). No lock unless a SyncWrite of
+  // this connection is pending.
+  if (unordered_pending_ != 0) fillFromInbox(/*drain=*/false);
   if (processBuffered()) {
     // More is buffered than one turn may execute: send what is answered, and
     // go on when the TurnQueue says (connection.h, "Fairness").
@@ -275,10 +279,16 @@ void Connection::DrainTurn::startTurn() {
 }
 
 void Connection::drainInbox() {
+  fillFromInbox(/*drain=*/true);
+  flush();
+}
+
+void Connection::fillFromInbox(bool drain) {
   {
     base::MutexLock lock(inbox_mutex_);
+    if (drain) drain_posted_ = false;
+    if (inbox_.empty()) return;
     draining_.swap(inbox_);
-    drain_posted_ = false;
   }
   for (const LateAnswer& answer : draining_) {
     if ((answer.ticket & kUnorderedTicket) != 0) {
@@ -291,7 +301,6 @@ void Connection::drainInbox() {
   // At most kMaxSlots answers are ever queued; a capacity kept per idle
   // connection is bounded, and released when a burst made it large.
   if (draining_.capacity() > kMaxSlots / 4) std::vector<LateAnswer>().swap(draining_);
-  flush();
 }
 
 void Connection::fillUnordered(uint32_t index, const durability::Resolution& resolution) {

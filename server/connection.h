@@ -89,6 +89,17 @@
 // where it arrives, without a post (the write itself stays tracked and
 // resolves in the bucket like any other).
 //
+// Unordered, a turn first answers what the inbox already holds, then
+// executes its requests: a SyncWrite resolved before a request is executed
+// has its answer leave first, even though its drain still waits in the
+// queue. (kv_engine's connections likewise process the cookies notified
+// complete before reading more commands.) Without it, a plain write the SDK
+// retried after SyncWriteInProgress could be answered before the SyncWrite
+// whose commit let it through. What stays open is the moment between a
+// commit becoming visible in the hash table and its completion reaching the
+// inbox: a request executed on another thread in that moment is answered
+// first, as in kv_engine, which also commits before it notifies.
+//
 // A LateReply owns nothing (command.h): while the connection owes answers it
 // holds itself (keepalive_), and the resolution that settles the last one lets
 // go. The count may dip below zero for a moment: a SyncWrite can resolve on
@@ -200,6 +211,10 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void resolved(uint64_t ticket, const durability::Resolution& resolution) override;
   // On the strand: answers every resolution the inbox holds, then flushes once.
   void drainInbox();
+  // On the strand: answers every resolution the inbox holds, without a
+  // flush. `drain`: called by the queued drain, which is no longer posted;
+  // otherwise a drain still queued later finds less, or nothing.
+  void fillFromInbox(bool drain);
   // The inbox's drain as a TurnQueue client (drains_): posts
   // drainInbox() to the strand, which then reports finished.
   class DrainTurn final : public TurnQueue::Client {
