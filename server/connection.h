@@ -115,7 +115,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -129,6 +128,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
 
+#include "base/fifo.h"
 #include "base/mutex.h"
 #include "server/answer_slot.h"
 #include "server/dispatcher.h"
@@ -272,7 +272,9 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // Taken only behind an answer still owed (answer_slot.h); the bytes of
   // their kInline answers are behind_out_[behind_sent_..], in slot order,
   // and those of kOutOfLine ones are in out_of_line_ by sequence number.
-  std::deque<AnswerSlot> slots_;
+  // Keeps room for a quarter of kMaxSlots (8 KiB) once emptied, as the
+  // other per-connection buffers keep a bounded capacity.
+  base::Fifo<AnswerSlot, kMaxSlots / 4> slots_;
   uint64_t first_slot_seq_ = 0;  // the sequence number of slots_.front()
   std::string behind_out_;
   size_t behind_sent_ = 0;

@@ -43,7 +43,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <random>
@@ -54,6 +53,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
+#include "base/fifo.h"
 #include "server/log_cursor_reader.h"
 #include "vbucket/item.h"
 #include "vbucket/vbucket_map.h"
@@ -149,7 +149,9 @@ class SimulatedReplica {
   std::unique_ptr<LogCursorReader> stream_;  // null without a map
 
   // On the strand only.
-  std::deque<Pending> pending_;
+  // Keeps room for 1024 (40 KiB) once emptied: under steady load the queue
+  // empties between acks, and freeing it each time would allocate again.
+  base::Fifo<Pending, 1024> pending_;
   std::vector<vbucket::Seqno> read_buffer_;  // readStream()'s, reused
   // onTimer()'s, reused: the highest due seqno by vbid (0: none), and the
   // vbids that have one, in the order first seen.
