@@ -92,13 +92,14 @@
 // Unordered, a turn first answers what the inbox already holds, then
 // executes its requests: a SyncWrite resolved before a request is executed
 // has its answer leave first, even though its drain still waits in the
-// queue. (kv_engine's connections likewise process the cookies notified
-// complete before reading more commands.) Without it, a plain write the SDK
-// retried after SyncWriteInProgress could be answered before the SyncWrite
-// whose commit let it through. What stays open is the moment between a
-// commit becoming visible in the hash table and its completion reaching the
-// inbox: a request executed on another thread in that moment is answered
-// first, as in kv_engine, which also commits before it notifies.
+// queue. Without it, a plain write the SDK retried after SyncWriteInProgress
+// could be answered before the SyncWrite whose commit let it through
+// (ServerDurability.UnorderedAnswersASyncWriteResolvedBeforeTheNextRequestFirst
+// failed every round). What stays open is the moment between a commit
+// becoming visible in the hash table and its completion reaching the inbox:
+// a request executed on another I/O thread in that moment is answered
+// first. kv_engine has the same moment: VBucket::commit commits the stored
+// value, then notifies the client's cookie (engines/ep/src/vbucket.cc).
 //
 // A LateReply owns nothing (command.h): while the connection owes answers it
 // holds itself (keepalive_), and the resolution that settles the last one lets

@@ -442,5 +442,106 @@ TEST(ServerDurability, AnswersBehindSyncWritesThatResolveApartLeaveWithEach) {
   ASSERT_NO_FATAL_FAILURE(readAnswer(client, noop, Status::kSuccess));
 }
 
+// Unordered: a SyncWrite resolved before a request executes is answered
+// first (server/connection.h, "Late answers"). Every connection here shares
+// one I/O thread, so the ack's handler commits A and hands its answer to the
+// writer's inbox before or after C (a plain SET of A's key) executes, never
+// in between: C is either refused SyncWriteInProgress (it ran first) or
+// succeeds, and then A's answer must come first. The same ack commits a
+// SyncWrite of each of two other connections first, whose drains fill the
+// thread's drain queue (two at a time), so A's drain waits there; a busy
+// connection makes the ack and C likely to be read in one batch, C's read
+// queued ahead of A's drain. Without the turn answering its inbox first, C's
+// answer left before A's.
+TEST(ServerDurability, UnorderedAnswersASyncWriteResolvedBeforeTheNextRequestFirst) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
+  auto admin = server.connect();
+  const auto open_on = [&](int thread) {
+    return statValue(admin, "", "mcbp_io" + std::to_string(thread) + "_connections");
+  };
+  ASSERT_TRUE(eventually([&] { return open_on(0) + open_on(1) == 1; }));
+  // Connects until a connection lands on I/O thread 0 (the fewest-open rule
+  // alternates them); the others stay open.
+  std::vector<protocol::Client> elsewhere;
+  const auto connect_on_0 = [&] {
+    for (;;) {
+      const int64_t before = open_on(0);
+      auto client = server.connect();
+      if (open_on(0) > before) return client;
+      elsewhere.push_back(std::move(client));
+    }
+  };
+  auto writer = connect_on_0();
+  auto other1 = connect_on_0();
+  auto other2 = connect_on_0();
+  auto replica = connect_on_0();
+  auto busy = connect_on_0();
+  const protocol::Feature unordered[] = {protocol::Feature::kUnorderedExecution};
+  for (protocol::Client* client : {&writer, &other1, &other2}) {
+    ASSERT_TRUE(client->hello(unordered).ok());
+  }
+  auto opened = replica.dcpOpen("replica1");
+  ASSERT_TRUE(opened.ok());
+  ASSERT_EQ(opened->status, Status::kSuccess);
+
+  constexpr uint16_t kVb = 5;
+  constexpr int kRounds = 100;
+  constexpr int kBusyGets = 400;
+  std::string gets;
+  for (int i = 0; i < kBusyGets; ++i) protocol::appendGet(gets, 0, kVb, "absent");
+  // A durable SET, then a NOOP: once the NOOP is answered, the SET is
+  // pending (executed, not resolved). Returns the SET's opaque.
+  const auto pendingSet = [](protocol::Client& client, const std::string& key) {
+    std::string batch;
+    const uint32_t set = client.nextOpaque();
+    protocol::appendStore(batch, Opcode::kSet, set, kVb, key, "v", durable(10'000));
+    const uint32_t noop = client.nextOpaque();
+    protocol::appendSimple(batch, Opcode::kNoop, noop);
+    EXPECT_TRUE(client.sendRaw(batch).ok());
+    readAnswer(client, noop, Status::kSuccess);
+    return set;
+  };
+  uint64_t high_seqno = 0;
+  int c_succeeded = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string key = "ordered-" + std::to_string(round);
+    const uint32_t o1 = pendingSet(other1, "other1-" + std::to_string(round));
+    const uint32_t o2 = pendingSet(other2, "other2-" + std::to_string(round));
+    const uint32_t a = pendingSet(writer, key);
+    ASSERT_FALSE(HasFatalFailure());
+
+    ASSERT_TRUE(busy.sendRaw(gets).ok());
+    ASSERT_TRUE(replica.seqnoAck(kVb, high_seqno + 3).ok());  // the three prepares
+    std::string c_request;
+    const uint32_t c = writer.nextOpaque();
+    protocol::appendStore(c_request, Opcode::kSet, c, kVb, key, "c");
+    ASSERT_TRUE(writer.sendRaw(c_request).ok());
+
+    auto first = writer.readResponse();
+    ASSERT_TRUE(first.ok()) << first.status();
+    auto second = writer.readResponse();
+    ASSERT_TRUE(second.ok()) << second.status();
+    const protocol::Response& c_answer = first->opaque == c ? *first : *second;
+    const protocol::Response& a_answer = first->opaque == c ? *second : *first;
+    ASSERT_EQ(a_answer.opaque, a);
+    ASSERT_EQ(a_answer.status, Status::kSuccess) << a_answer.errorContext();
+    high_seqno += 6;  // three prepares, three commits
+    if (c_answer.status == Status::kSuccess) {
+      ++c_succeeded;
+      ++high_seqno;
+      EXPECT_EQ(first->opaque, a) << "round " << round << ": C, executed after A committed, "
+                                  << "was answered before A";
+    } else {
+      EXPECT_EQ(c_answer.status, Status::kSyncWriteInProgress) << c_answer.errorContext();
+    }
+    ASSERT_NO_FATAL_FAILURE(readAnswer(other1, o1, Status::kSuccess));
+    ASSERT_NO_FATAL_FAILURE(readAnswer(other2, o2, Status::kSuccess));
+    for (int i = 0; i < kBusyGets; ++i) ASSERT_TRUE(busy.readResponse().ok());
+  }
+  RecordProperty("c_succeeded", c_succeeded);
+  EXPECT_GT(c_succeeded, 0) << "C never executed after the ack: the test tested nothing";
+}
+
 }  // namespace
 }  // namespace syncwrite::server
