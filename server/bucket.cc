@@ -139,11 +139,13 @@ durability::WriteResult Bucket::write(vbucket::Vbid vbid, durability::WriteReque
   return result;
 }
 
-void Bucket::queued(vbucket::Vbid vbid) noexcept {
+void Bucket::queued(vbucket::Vbid vbid, vbucket::QueueOp op) noexcept {
   if (!listening_.load(std::memory_order_acquire)) return;
   // Null only while the bucket is built, before anything can be written.
   if (flusher_) flusher_->markDirty(vbid);
-  for (const auto& replica : replicas_) replica->markDirty(vbid);
+  // A replica waits only for the prepares (simulated_replica.h).
+  const bool prepare = op == vbucket::QueueOp::kPrepare;
+  for (const auto& replica : replicas_) replica->markDirty(vbid, prepare);
 }
 
 std::vector<std::string> Bucket::simulatedNames() const {

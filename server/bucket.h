@@ -130,7 +130,7 @@ class Bucket final : private vbucket::QueueListener {
   std::vector<std::string> simulatedNames() const;
   // A vbucket queued something (a write, a commit, an abort): the flusher and
   // each simulated replica's stream have something to read.
-  void queued(vbucket::Vbid vbid) noexcept override;
+  void queued(vbucket::Vbid vbid, vbucket::QueueOp op) noexcept override;
 
   const std::string name_;
   const std::string uuid_;

@@ -59,6 +59,20 @@ class LogCursorReader {
            !any_dirty_.exchange(true, std::memory_order_acq_rel);
   }
 
+  // Marks `vbid` without claiming a wake-up: for a record nobody waits for.
+  // It is read by the next readDirty(), whoever makes it run; claimWake()
+  // says whether the caller must.
+  void markDirtyQuietly(vbucket::Vbid vbid) noexcept {
+    std::atomic<bool>& flag = dirty_[vbid];
+    if (!flag.load(std::memory_order_relaxed)) flag.store(true, std::memory_order_seq_cst);
+  }
+  // True when no first mark is outstanding since the last readDirty(): the
+  // caller must then have readDirty() run (as for markDirty()'s true).
+  bool claimWake() noexcept {
+    return !any_dirty_.load(std::memory_order_seq_cst) &&
+           !any_dirty_.exchange(true, std::memory_order_acq_rel);
+  }
+
   // Reads on from the cursor of each marked vbucket, about `batch` records
   // (CheckpointManager::skimPrepares: a run with no prepare is passed whole,
   // without reading it): `prepare(vbid, seqno)` for each prepare, called

@@ -17,14 +17,34 @@ SimulatedReplica::SimulatedReplica(std::string name, std::chrono::milliseconds a
       acknowledge_(std::move(acknowledge)),
       strand_(boost::asio::make_strand(io)),
       timer_(strand_),
+      stream_timer_(strand_),
       rng_(static_cast<std::minstd_rand::result_type>(std::hash<std::string>{}(name_))) {
   if (map != nullptr) stream_ = std::make_unique<LogCursorReader>(*map, "replica:" + name_);
 }
 
 SimulatedReplica::~SimulatedReplica() = default;
 
-void SimulatedReplica::markDirty(vbucket::Vbid vbid) {
-  if (stream_ && stream_->markDirty(vbid)) boost::asio::post(strand_, [this] { readStream(); });
+void SimulatedReplica::markDirty(vbucket::Vbid vbid, bool prepare) {
+  if (!stream_) return;
+  if (prepare) {
+    if (stream_->markDirty(vbid)) boost::asio::post(strand_, [this] { readStream(); });
+    return;
+  }
+  stream_->markDirtyQuietly(vbid);
+  // seq_cst with onStreamTick()'s store then read: either the tick's read
+  // sees this mark, or this sees the tick stopped and wakes the reader.
+  if (!ticking_.load(std::memory_order_seq_cst) && stream_->claimWake()) {
+    boost::asio::post(strand_, [this] { readStream(); });
+  }
+}
+
+void SimulatedReplica::onStreamTick() {
+  stream_tick_armed_ = false;
+  if (stopped_) return;
+  // Marks from here on wake the reader themselves; the read below takes
+  // those made before, and ticks on if it found any.
+  ticking_.store(false, std::memory_order_seq_cst);
+  readStream();
 }
 
 void SimulatedReplica::readStream() {
@@ -37,14 +57,26 @@ void SimulatedReplica::readStream() {
   // The prepares' seqnos are noted under each log's lock and received after
   // it is released.
   std::vector<vbucket::Seqno>& prepares = read_buffer_;
+  bool read_any = false;
   const bool more = stream_->readDirty(
       kBatch, [&](vbucket::Vbid, vbucket::Seqno seqno) { prepares.push_back(seqno); },
       [&](vbucket::Vbid vbid, size_t, vbucket::Seqno) {
+        read_any = true;
         for (vbucket::Seqno seqno : prepares) receive(vbid, seqno, received, jitter_ms);
         prepares.clear();
       });
   // A batch or more read: read on, after what else is queued on the strand.
   if (more) boost::asio::post(strand_, [this] { readStream(); });
+  // Records are coming: read what nobody waits for on the tick (markDirty()).
+  if (read_any && !stream_tick_armed_) {
+    ticking_.store(true, std::memory_order_seq_cst);
+    stream_tick_armed_ = true;
+    stream_timer_.expires_after(kStreamTick);
+    stream_timer_.async_wait([this](const boost::system::error_code& error) {
+      if (error == boost::asio::error::operation_aborted) return;
+      onStreamTick();
+    });
+  }
 }
 
 void SimulatedReplica::onPrepare(vbucket::Vbid vbid, vbucket::Seqno seqno) {
@@ -116,6 +148,7 @@ void SimulatedReplica::stop() {
     due_vbuckets_.clear();
     next_due_ = 0;
     timer_.cancel();
+    stream_timer_.cancel();
   });
 }
 

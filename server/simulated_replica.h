@@ -85,10 +85,19 @@ class SimulatedReplica {
     return std::chrono::milliseconds(ack_jitter_ms_.load(std::memory_order_relaxed));
   }
 
+  // How often the stream reads what nobody waits for while it keeps coming.
+  static constexpr std::chrono::milliseconds kStreamTick{1};
+
   // The bucket queued something in `vbid`: the stream reads it (with a map;
-  // without one this does nothing). The first mark since the last read posts
-  // a read to the strand; later ones cost two relaxed loads.
-  void markDirty(vbucket::Vbid vbid);
+  // without one this does nothing). A prepare (`prepare`) is read at once:
+  // the first mark since the last read posts a read to the strand, later ones
+  // cost two relaxed loads. Anything else (a plain write, a commit, an
+  // abort) is read at the stream's next read: while records keep coming the
+  // stream reads every kStreamTick on its own, so a plain write costs no
+  // post to the replica's I/O thread (at 1 in flight, one per write woke
+  // that thread from the other: docs/benchmarks.md, "Syscalls per request");
+  // from idle, the first one posts a read as a prepare does.
+  void markDirty(vbucket::Vbid vbid, bool prepare);
 
   // The stream's distance from the head of the logs (0 without a map).
   // O(vbuckets).
@@ -128,9 +137,10 @@ class SimulatedReplica {
   // Queues the ack of a prepare received at `received`. On the strand.
   void receive(vbucket::Vbid vbid, vbucket::Seqno seqno,
                std::chrono::steady_clock::time_point received, int64_t jitter_ms);
-  void readStream();  // on the strand
-  void armForHead();  // on the strand
-  void onTimer();     // on the strand
+  void readStream();    // on the strand
+  void onStreamTick();  // on the strand
+  void armForHead();    // on the strand
+  void onTimer();       // on the strand
   // Sends due acks from next_due_ for up to kAckSlice; on the strand.
   void sendDueAcks();
   void redue(std::chrono::milliseconds delay);  // on the strand
@@ -147,6 +157,13 @@ class SimulatedReplica {
                                     boost::asio::wait_traits<std::chrono::steady_clock>, Strand>
       timer_;
   std::unique_ptr<LogCursorReader> stream_;  // null without a map
+  // The stream's tick, on the strand; same type as timer_.
+  boost::asio::basic_waitable_timer<std::chrono::steady_clock,
+                                    boost::asio::wait_traits<std::chrono::steady_clock>, Strand>
+      stream_timer_;
+  // True while the tick reads the stream: a quiet mark then wakes nobody.
+  // Written on the strand, read by markDirty() from any thread.
+  std::atomic<bool> ticking_{false};
 
   // On the strand only.
   // Keeps room for 1024 (40 KiB) once emptied: under steady load the queue
@@ -164,6 +181,7 @@ class SimulatedReplica {
   std::chrono::steady_clock::time_point last_due_{};
   std::minstd_rand rng_;
   bool armed_ = false;
+  bool stream_tick_armed_ = false;
   bool paused_ = false;
   bool stopped_ = false;
 };

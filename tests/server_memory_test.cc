@@ -191,6 +191,44 @@ TEST(ServerMemory, PreparesHeldByAPausedReplicaFillTheQuotaUntilItResumes) {
   }));
 }
 
+// A replica's stream reads plain writes, commits and aborts on its own tick
+// rather than at each write (server/simulated_replica.h): whether the writes
+// stop after a burst, trickle in one at a time, or come from idle, its
+// cursor reaches the head of every log, so nothing it holds back stays.
+TEST(ServerMemory, TheReplicaStreamCatchesUpWithPlainWritesOnItsTick) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(config(
+      R"(, "replicas": ["replica1"], "simulated_replicas": {"replica1": {"ack_delay_ms": 0}})")));
+  auto admin = server.connect();
+  auto writer = server.connect();
+  const auto caught_up = [&] {
+    return eventually(
+        [&] { return statValue(admin, "memory", "replica:replica1:items_queued") == 0; });
+  };
+  // A burst, pipelined over every vbucket.
+  std::string batch;
+  constexpr int kBurst = 2000;
+  for (int i = 0; i < kBurst; ++i) {
+    protocol::appendStore(batch, Opcode::kSetQ, 0, static_cast<uint16_t>(i % 16),
+                          "burst" + std::to_string(i), "v");
+  }
+  ASSERT_TRUE(writer.sendRaw(batch).ok());
+  ASSERT_EQ(writer.noop()->status, Status::kSuccess);  // every SETQ executed
+  EXPECT_TRUE(caught_up()) << "after a burst";
+  // One at a time, a while apart: each from idle.
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(writer.set(static_cast<uint16_t>(i), "idle" + std::to_string(i), "v")->status,
+              Status::kSuccess);
+    EXPECT_TRUE(caught_up()) << "after write " << i << " from idle";
+  }
+  // A trickle faster than the tick, then nothing.
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_EQ(writer.set(static_cast<uint16_t>(i % 16), "trickle" + std::to_string(i), "v")->status,
+              Status::kSuccess);
+  }
+  EXPECT_TRUE(caught_up()) << "after a trickle";
+}
+
 TEST(ServerMemory, TheQuotaIsDynamicAndBadMarksAreRefused) {
   ServerProcess server;
   ASSERT_TRUE(server.start(config()));

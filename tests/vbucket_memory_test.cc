@@ -128,7 +128,7 @@ TEST(BucketMemory, LimitsLoweredBelowWhatIsHeldStartARecovery) {
 
 TEST(CheckpointManager, TheListenerIsToldOfEveryQueuedItemWithItsVbucket) {
   struct Counting final : QueueListener {
-    void queued(Vbid vbid) noexcept override { seen.push_back(vbid); }
+    void queued(Vbid vbid, QueueOp) noexcept override { seen.push_back(vbid); }
     std::vector<Vbid> seen;
   } listener;
   VBucketMap map(4, VBucketState::kActive, CheckpointOptions{.listener = &listener});

@@ -204,7 +204,7 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string_view key, std::strin
     base::MutexLock lock(mutex_);
     item->seqno = appendLocked(entry, result);
   }
-  chargeEntry(*item);
+  chargeEntry(*item, op);
   return result;
 }
 
@@ -219,7 +219,7 @@ QueuedPrepare CheckpointManager::queuePrepare(std::string_view key, std::string_
     base::MutexLock lock(mutex_);
     item->seqno = appendLocked(entry, result.item);
   }
-  chargeEntry(*item);
+  chargeEntry(*item, QueueOp::kPrepare);
   return result;
 }
 
@@ -243,17 +243,17 @@ Seqno CheckpointManager::queueResolution(QueueOp op, QueuedPrepare& prepare) {
     // that can throw): a throw leaves the prepare resolvable.
     seqno = appendLocked(entry, prepare.item);
   }
-  chargeEntry(*prepare.item);
+  chargeEntry(*prepare.item, op);
   return seqno;
 }
 
-void CheckpointManager::chargeEntry(const Item& item) noexcept {
+void CheckpointManager::chargeEntry(const Item& item, QueueOp op) noexcept {
   // The figure CheckpointEntry::bytes() gives the entry once appended.
   if (options_.memory != nullptr) {
     options_.memory->addCheckpointBytes(
         static_cast<int64_t>(sizeof(CheckpointEntry) + item.estimatedSize()));
   }
-  if (options_.listener != nullptr) options_.listener->queued(options_.vbid);
+  if (options_.listener != nullptr) options_.listener->queued(options_.vbid, op);
 }
 
 uint64_t CheckpointManager::createCheckpoint() {

@@ -57,12 +57,12 @@
 
 namespace syncwrite::vbucket {
 
-// Told, after the lock is released, that a vbucket's manager queued an item:
-// how the bucket's readers (a flusher, a replica's stream) learn there is
-// something to read, whoever queued it (a write, a commit, an abort).
+// Told, after the lock is released, that a vbucket's manager queued an item
+// (`op`: a write, a prepare, a commit, an abort): how the bucket's readers (a
+// flusher, a replica's stream) learn there is something to read.
 class QueueListener {
  public:
-  virtual void queued(Vbid vbid) noexcept = 0;
+  virtual void queued(Vbid vbid, QueueOp op) noexcept = 0;
 
  protected:
   ~QueueListener() = default;
@@ -224,7 +224,7 @@ class alignas(64) CheckpointManager {
   static void checkLayout() noexcept;
   // Charges the entry just queued for `item` to options_.memory and tells
   // the listener. No lock.
-  void chargeEntry(const Item& item) noexcept;
+  void chargeEntry(const Item& item, QueueOp op) noexcept;
   // extractItemsToExpel() without the memory charge; takes the lock.
   ExpelledItems extractLocked(ExpelMethod method);
   Skimmed skimLocked(Cursor& cursor, size_t max_items, absl::FunctionRef<void(Seqno seqno)> fn)
