@@ -38,16 +38,6 @@ Connection::Connection(StrandSocket socket, size_t io_thread, ServerContext& con
 
 void Connection::start() {
   boost::asio::post(strand_, [self = shared_from_this()] {
-    // writeSome() sends at once, and must learn would_block rather than
-    // wait (asio emulates a blocking socket's write with poll()).
-    boost::system::error_code error;
-    self->socket_.non_blocking(true, error);
-    if (error) {
-      logLine(absl::StrCat("connection ", self->peer_, ": cannot make the socket non-blocking (",
-                           error.message(), "), closing it"));
-      self->close();
-      return;
-    }
     if (self->context_.connection_idle_time.count() > 0) {
       self->noteProgress();
       self->armIdleTimer(self->last_progress_ + self->context_.connection_idle_time);
@@ -413,19 +403,6 @@ void Connection::flush() {
 }
 
 void Connection::writeSome() {
-  // A send at once, on the strand: it nearly always takes everything, and
-  // then no write operation is queued, allocated or completed through the
-  // io_context (whose completion cost an extra epoll_wait per answer at 1
-  // in flight: docs/benchmarks.md, "Syscalls per request"). Only what the
-  // kernel would not take waits for the socket, asynchronously.
-  boost::system::error_code error;
-  const size_t bytes = socket_.write_some(boost::asio::buffer(write_buffer_.data() + write_offset_,
-                                                              write_buffer_.size() - write_offset_),
-                                          error);
-  if (error != boost::asio::error::would_block) {
-    onWritten(error, bytes);
-    return;
-  }
   socket_.async_write_some(
       boost::asio::buffer(write_buffer_.data() + write_offset_,
                           write_buffer_.size() - write_offset_),

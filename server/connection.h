@@ -250,9 +250,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
       last_progress_ = std::chrono::steady_clock::now();
   }
   void flush();
-  // Writes write_buffer_ from write_offset_ on: at once while the kernel
-  // takes it, then asynchronously; onWritten() goes on until all of it is
-  // taken. It may run onWritten() before returning.
+  // Writes write_buffer_ from write_offset_ on; onWritten() goes on until
+  // all of it is taken.
   void writeSome();
   void onWritten(const boost::system::error_code& error, size_t bytes);
   void maybeClose();
