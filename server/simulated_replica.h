@@ -4,7 +4,8 @@
 // these per such replica. It receives the bucket's changes as a replica's DCP
 // stream would: given the vbucket map, it reads every vbucket's log through a
 // cursor of its own ("replica:<name>", a LogCursorReader), on its strand, when
-// the bucket marks a vbucket written (markDirty); each prepare it reads it
+// the bucket marks a vbucket written (markDirty: a prepare at once, anything
+// else on the stream's 1 ms tick while records keep coming); each prepare it reads it
 // receives (onPrepare), and `ack_delay` (plus a random 0..`ack_jitter`) later
 // it acknowledges that prepare's seqno to the bucket's durability layer, as a
 // real replica would with DCP_SEQNO_ACKNOWLEDGED once it had received the
@@ -18,7 +19,7 @@
 // paused — it keeps receiving prepares and holds their acks — and resumed, when
 // it acknowledges what it holds, in order, as each ack falls due.
 //
-// One steady_timer per replica, not per write: due times are kept in
+// One ack timer per replica, not per write: due times are kept in
 // non-decreasing order (a due time earlier than the last one queued, after the
 // delay shrank or from the jitter, is raised to it), so a FIFO of (due, vbid,
 // seqno) with the timer armed for its head is enough, and one replica's acks
