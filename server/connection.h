@@ -108,8 +108,10 @@
 // deferred.
 //
 // Threading: everything but the constructor and the LateReplies' delivery
-// runs on the connection's strand (the socket's executor); start(),
-// beginShutdown() and the inbox's drain post to it. The object is owned by
+// runs on the connection's strand (the socket's executor); start() and
+// beginShutdown() post to it. The inbox's drain posts to the strand's
+// io_context, whose one thread (server.h) runs the strand's handlers too, so
+// it never runs beside them (connection.cc, DrainTurn). The object is owned by
 // shared_ptrs: the pending I/O handlers hold one, and the connection holds
 // one to itself while SyncWrites it deferred are unresolved.
 #pragma once
@@ -217,7 +219,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // otherwise a drain still queued later finds less, or nothing.
   void fillFromInbox(bool drain);
   // The inbox's drain as a TurnQueue client (drains_): posts
-  // drainInbox() to the strand, which then reports finished.
+  // drainInbox() to the I/O thread's io_context, which then reports finished.
   class DrainTurn final : public TurnQueue::Client {
    public:
     explicit DrainTurn(Connection& connection) : connection_(connection) {}

@@ -5,8 +5,8 @@
 // stream would: given the vbucket map, it reads every vbucket's log through a
 // cursor of its own ("replica:<name>", a LogCursorReader), on its strand, when
 // the bucket marks a vbucket written (markDirty: a prepare at once, anything
-// else on the stream's 1 ms tick while records keep coming); each prepare it reads it
-// receives (onPrepare), and `ack_delay` (plus a random 0..`ack_jitter`) later
+// else on the stream's 1 ms tick while records keep coming); each prepare it
+// reads it receives (onPrepare), and `ack_delay` (plus a random 0..`ack_jitter`) later
 // it acknowledges that prepare's seqno to the bucket's durability layer, as a
 // real replica would with DCP_SEQNO_ACKNOWLEDGED once it had received the
 // prepare. Without a map (unit tests) it has no cursor and is told of

@@ -107,8 +107,9 @@ describe('writes to a key whose SyncWrite is in flight', () => {
     // C was written after A committed. The order the two answers arrive in
     // is not asserted: A's commit is visible to C a moment before A's answer
     // is queued (in kv_engine too: VBucket::commit commits, then notifies the
-    // cookie), so a retry landing in that moment is answered first. Once A's answer is
-    // queued, it leaves before C's (server/connection.h, "Late answers").
+    // cookie), so a retry landing in that moment is answered first. Once A's
+    // answer is queued, it leaves before C's (server/connection.h, "Late
+    // answers").
     const seqno = (r) => BigInt(r.value.token.toJSON().sequence_number);
     assert.ok(seqno(rc) > seqno(ra), `C's seqno ${seqno(rc)} after A's ${seqno(ra)}`);
     assert.deepEqual([...settled].sort(), ['A', 'C']);
