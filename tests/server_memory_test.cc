@@ -191,10 +191,12 @@ TEST(ServerMemory, PreparesHeldByAPausedReplicaFillTheQuotaUntilItResumes) {
   }));
 }
 
-// A replica's stream reads plain writes, commits and aborts on its own tick
-// rather than at each write (server/simulated_replica.h): whether the writes
-// stop after a burst, trickle in one at a time, or come from idle, its
-// cursor reaches the head of every log, so nothing it holds back stays.
+// A replica's stream reads plain writes on its own tick rather than at each
+// write (server/simulated_replica.h; commits and aborts too, which
+// PreparesHeldByAPausedReplicaFillTheQuotaUntilItResumes reads to the head):
+// whether the writes stop after a burst, come one at a time a while apart,
+// or trickle faster than the tick, its cursor reaches the head of every log,
+// so nothing it holds back stays.
 TEST(ServerMemory, TheReplicaStreamCatchesUpWithPlainWritesOnItsTick) {
   ServerProcess server;
   ASSERT_TRUE(server.start(config(
