@@ -55,8 +55,7 @@ class LogCursorReader {
     // seq_cst with readDirty()'s clear-then-look: either it sees this mark or
     // this sees its clear and reports a first mark.
     flag.store(true, std::memory_order_seq_cst);
-    return !any_dirty_.load(std::memory_order_seq_cst) &&
-           !any_dirty_.exchange(true, std::memory_order_acq_rel);
+    return claimWake();
   }
 
   // Marks `vbid` without claiming a wake-up: for a record nobody waits for.

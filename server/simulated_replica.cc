@@ -39,7 +39,6 @@ void SimulatedReplica::markDirty(vbucket::Vbid vbid, bool prepare) {
 }
 
 void SimulatedReplica::onStreamTick() {
-  stream_tick_armed_ = false;
   if (stopped_) return;
   // Marks from here on wake the reader themselves; the read below takes
   // those made before, and ticks on if it found any.
@@ -68,9 +67,10 @@ void SimulatedReplica::readStream() {
   // A batch or more read: read on, after what else is queued on the strand.
   if (more) boost::asio::post(strand_, [this] { readStream(); });
   // Records are coming: read what nobody waits for on the tick (markDirty()).
-  if (read_any && !stream_tick_armed_) {
+  // ticking_ is true exactly while the tick is armed; only the strand
+  // writes it.
+  if (read_any && !ticking_.load(std::memory_order_relaxed)) {
     ticking_.store(true, std::memory_order_seq_cst);
-    stream_tick_armed_ = true;
     stream_timer_.expires_after(kStreamTick);
     stream_timer_.async_wait([this](const boost::system::error_code& error) {
       if (error == boost::asio::error::operation_aborted) return;

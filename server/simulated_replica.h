@@ -162,8 +162,8 @@ class SimulatedReplica {
   boost::asio::basic_waitable_timer<std::chrono::steady_clock,
                                     boost::asio::wait_traits<std::chrono::steady_clock>, Strand>
       stream_timer_;
-  // True while the tick reads the stream: a quiet mark then wakes nobody.
-  // Written on the strand, read by markDirty() from any thread.
+  // True while the tick is armed: a quiet mark then wakes nobody (the tick
+  // reads it). Written on the strand, read by markDirty() from any thread.
   std::atomic<bool> ticking_{false};
 
   // On the strand only.
@@ -182,7 +182,6 @@ class SimulatedReplica {
   std::chrono::steady_clock::time_point last_due_{};
   std::minstd_rand rng_;
   bool armed_ = false;
-  bool stream_tick_armed_ = false;
   bool paused_ = false;
   bool stopped_ = false;
 };
