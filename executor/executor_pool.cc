@@ -203,7 +203,7 @@ void ExecutorPool::Impl::afterWakeTimeSet(Task& task, TimeRep wake, TimeRep now,
   if (wake <= now) {
     ready.enqueueIfWaiting(task);
   } else if (wake < rec(task).armed.load(std::memory_order_seq_cst)) {
-    if (const TaskPtr& p = ref()) timers.requestSettle(p);
+    if (const TaskPtr& p = ref()) timers.requestSettle(p, wake, now);
   }
   // Otherwise the deadline comes no later than `wake` and re-arms: nothing to do.
 }
@@ -219,7 +219,10 @@ bool ExecutorPool::Impl::retire(const TaskPtr& task) {
 
 bool ExecutorPool::Impl::finish(const TaskPtr& task) {
   if (!retire(task)) return false;
-  if (rec(*task).timer_pending.load()) timers.release({task}, /*wait=*/false);
+  // A deadline or a queued settle request holds a reference: drop it now.
+  if (rec(*task).timer_pending.load() || rec(*task).settle_pending.load()) {
+    timers.release({task}, /*wait=*/false);
+  }
   return true;
 }
 

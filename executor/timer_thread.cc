@@ -10,6 +10,13 @@ namespace syncwrite::executor {
 
 TimerThread::TimerThread(ReadyQueue& ready, const char* name)
     : ready_(ready), work_(boost::asio::make_work_guard(io_)) {
+  // Room for the usual few requests between two drains, so that queueing one
+  // allocates nothing; the two swap, so both need it.
+  {
+    base::MutexLock lock(queued_mu_);
+    queued_.reserve(kQueuedReserve);
+  }
+  draining_.reserve(kQueuedReserve);
   thread_ = std::thread([this, name] {
     pthread_setname_np(pthread_self(), name);
     io_.run();
@@ -18,6 +25,10 @@ TimerThread::TimerThread(ReadyQueue& ready, const char* name)
 
 TimerThread::~TimerThread() {
   stop();
+  {
+    base::MutexLock lock(queued_mu_);
+    queued_.clear();
+  }
   for (auto& [at, task] : deadlines_) TaskAccess::record(*task).has_deadline = false;
   deadlines_.clear();
 }
@@ -29,14 +40,48 @@ void TimerThread::stop() {
   thread_.join();
 }
 
-void TimerThread::requestSettle(const TaskPtr& task) {
-  if (TaskAccess::record(*task).settle_pending.exchange(true, std::memory_order_seq_cst)) return;
-  boost::asio::post(io_, [this, task] {
-    // Cleared before settle() reads the wake time: a snooze that finds the
-    // flag still set is seen by the read below (task_record.h).
-    TaskAccess::record(*task).settle_pending.store(false, std::memory_order_seq_cst);
-    settle(task);
+TimeRep TimerThread::slotOf(TimeRep at, TimeRep now) noexcept {
+  constexpr TimeRep kSlackRep = kSlack.count();
+  if (at - now < kExactBelow.count() || at > kNeverRep - kSlackRep) return at;
+  return (at + kSlackRep - 1) / kSlackRep * kSlackRep;
+}
+
+void TimerThread::requestSettle(const TaskPtr& task, TimeRep wake, TimeRep now) {
+  if (!TaskAccess::record(*task).settle_pending.exchange(true, std::memory_order_seq_cst)) {
+    base::MutexLock lock(queued_mu_);
+    queued_.push_back(task);
+    queued_size_.store(queued_.size(), std::memory_order_seq_cst);
+  }
+  // A request already pending is drained at the thread's planned wake-up
+  // too; it needs a post only if the task is due to fire before that.
+  if (slotOf(wake, now) < planned_.load(std::memory_order_seq_cst)) {
+    postDrain();
+  }
+}
+
+void TimerThread::postDrain() {
+  if (drain_posted_.exchange(true, std::memory_order_seq_cst)) return;
+  boost::asio::post(io_, [this] {
+    drain_posted_.store(false, std::memory_order_seq_cst);
+    drainQueued();
   });
+}
+
+bool TimerThread::drainQueued() {
+  {
+    base::MutexLock lock(queued_mu_);
+    draining_.swap(queued_);
+    queued_size_.store(0, std::memory_order_seq_cst);
+  }
+  bool queued = false;
+  for (const TaskPtr& task : draining_) {
+    // Cleared before settle() reads the wake time: a snooze that finds the
+    // flag still set is seen by that read (task_record.h).
+    TaskAccess::record(*task).settle_pending.store(false, std::memory_order_seq_cst);
+    queued |= settle(task);
+  }
+  draining_.clear();  // keeps its capacity for the next swap
+  return queued;
 }
 
 void TimerThread::settleAndWait(const TaskPtr& task) {
@@ -53,6 +98,7 @@ void TimerThread::release(std::vector<TaskPtr> tasks, bool wait) {
   if (tasks.empty()) return;
   if (!wait) {
     boost::asio::post(io_, [this, tasks = std::move(tasks)] {
+      drainQueued();  // drops the queued references of dead tasks
       for (const TaskPtr& task : tasks) remove(*task);
     });
     return;
@@ -60,29 +106,31 @@ void TimerThread::release(std::vector<TaskPtr> tasks, bool wait) {
   std::promise<void> done;
   std::future<void> released = done.get_future();
   boost::asio::post(io_, [this, &tasks, &done] {
+    drainQueued();
     for (const TaskPtr& task : tasks) remove(*task);
     done.set_value();
   });
   released.wait();
 }
 
-void TimerThread::settle(const TaskPtr& task) {
+bool TimerThread::settle(const TaskPtr& task) {
   TaskRecord& rec = TaskAccess::record(*task);
   std::atomic<TimeRep>& wake_time = TaskAccess::wakeTime(*task);
   for (;;) {
     const RecordState state = rec.state.load(std::memory_order_seq_cst);
     if (state == RecordState::kDead) {
       remove(*task);
-      return;
+      return false;
     }
     // Queued or running: the worker settles the task after its run.
-    if (state != RecordState::kWaiting) return;
+    if (state != RecordState::kWaiting) return false;
 
     const TimeRep now = nowRep();
     const TimeRep wake = wake_time.load(std::memory_order_seq_cst);
     if (wake <= now) {
-      if (ready_.enqueueIfWaiting(*task)) remove(*task);
-      return;
+      if (!ready_.enqueueIfWaiting(*task)) return false;
+      remove(*task);
+      return true;
     }
     TimeRep at;
     if (wake == kNeverRep) {
@@ -100,9 +148,11 @@ void TimerThread::settle(const TaskPtr& task) {
       remove(*task);
     } else {
       rec.armed_for = wake;
-      place(task, at);
+      // `armed` stays `at`, at or before the wake time (task_record.h); the
+      // entry may be up to kSlack later.
+      place(task, slotOf(at, now));
     }
-    return;
+    return false;
   }
 }
 
@@ -126,6 +176,7 @@ void TimerThread::remove(Task& task) {
 
 void TimerThread::wakeUpAt(TimeRep at) {
   wake_up_at_ = at;
+  planned_.store(at, std::memory_order_seq_cst);  // earlier: no request can be missed
   wake_up_.expires_at(clock::TimePoint(clock::Duration(at)));
   wake_up_.async_wait([this](const boost::system::error_code& error) {
     if (error == boost::asio::error::operation_aborted) return;  // re-armed since
@@ -134,20 +185,35 @@ void TimerThread::wakeUpAt(TimeRep at) {
 }
 
 void TimerThread::onWakeUp() {
+  constexpr TimeRep kSlackRep = kSlack.count();
+  // planned_ keeps the time that fired, which is past: requests queued until
+  // the later one is published below ask for no post, and are drained here.
   wake_up_at_ = kNeverRep;
-  const TimeRep now = nowRep();
-  // settle() places entries only after `now`, so this loop ends.
-  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
-    TaskPtr task = std::move(deadlines_.begin()->second);
-    TaskRecord& rec = TaskAccess::record(*task);
-    rec.has_deadline = false;
-    rec.timer_pending.store(false);
-    deadlines_.erase(deadlines_.begin());
-    settle(task);
-  }
-  if (!deadlines_.empty() && deadlines_.begin()->first < wake_up_at_) {
-    wakeUpAt(deadlines_.begin()->first);
-  }
+  bool queued = false;
+  do {
+    queued |= drainQueued();
+    const TimeRep now = nowRep();
+    // settle() places entries only after `now`, so this loop ends.
+    while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+      TaskPtr task = std::move(deadlines_.begin()->second);
+      TaskRecord& rec = TaskAccess::record(*task);
+      rec.has_deadline = false;
+      rec.timer_pending.store(false);
+      deadlines_.erase(deadlines_.begin());
+      queued |= settle(task);
+    }
+    TimeRep next = deadlines_.empty() ? kNeverRep : deadlines_.begin()->first;
+    // The tick (header): what was queued now is likely to re-arm within a
+    // slot or two; those requests wait for this wake-up instead of posting.
+    if (queued) next = std::min(next, now / kSlackRep * kSlackRep + 2 * kSlackRep);
+    if (next < wake_up_at_) {
+      wakeUpAt(next);
+    } else if (wake_up_at_ == kNeverRep) {
+      planned_.store(kNeverRep, std::memory_order_seq_cst);
+    }
+    // Published (by wakeUpAt or above) before this read: a request queued
+    // after the read saw the new planned_ (the header's Dekker argument).
+  } while (queued_size_.load(std::memory_order_seq_cst) != 0);
 }
 
 }  // namespace syncwrite::executor

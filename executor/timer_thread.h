@@ -19,6 +19,34 @@
 //
 // The record's `armed` atomic publishes the time the task's entry is at; see
 // task_record.h for the protocol that keeps it at or before the wake time.
+//
+// Timer slack. An entry for a sleep of kExactBelow or more is placed at its time
+// rounded UP to a multiple of kSlack (on the steady clock's epoch), like
+// Linux's timer slack: periodic tasks whose times fall in one slot — the
+// flusher's tick and the event-driven timeout timer, whose own slack is a
+// multiple of it — expire together, in one wake-up of this thread. A task is
+// never queued before its wake time; a timed one up to kSlack after it.
+// Shorter sleeps are placed exactly.
+//
+// Settling without waking the thread. A settle request whose slot is no
+// earlier than the thread's next planned wake-up (`planned_`, the time its
+// asio timer is armed for) is only queued: the thread settles the queue when
+// it wakes, which is no later than that slot. Only an earlier slot posts a
+// wake-up. And after a wake-up that queued tasks, the thread plans one more
+// (the tick) at the start of the slot after next: a task queued now that
+// re-arms itself for a slot or more after its run — the flusher's 1 ms tick,
+// the event-driven timeout timer's next slot, the polling task's interval —
+// then finds a wake-up planned no later than its slot, and its re-arm costs
+// no post. A task whose period ends by the tick thus costs this thread one
+// wake-up per period (the tick drains its re-arm and finds it due) rather
+// than a post and an expiry; a longer period still costs two (the tick, then
+// the expiry). A tick that finds nothing costs one wake-up and plans no
+// further tick; an idle pool plans none.
+// The race between "a client queues a request for W, then reads planned_" and
+// "the thread publishes a later planned_ after a wake-up, then reads the
+// queue's length" is closed Dekker-style (both sequentially consistent): one
+// of them sees the other's store, so either the client posts or the thread
+// drains the request before it sleeps.
 #pragma once
 
 #include <chrono>
@@ -30,6 +58,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "base/mutex.h"
 #include "executor/ready_queue.h"
 #include "executor/task.h"
 #include "executor/task_access.h"
@@ -42,6 +71,17 @@ class TimerThread {
   static constexpr TimeRep kEarlyArmDivisor = 4;
   // Below this much sleep the entry is placed at the wake time itself.
   static constexpr std::chrono::nanoseconds kEarlyArmMin = std::chrono::milliseconds(10);
+  static constexpr std::chrono::nanoseconds kSlack = std::chrono::milliseconds(1);
+  // Sleeps shorter than this are placed exactly. Half a slot: a snooze of
+  // one slot measured from a clock read just before the pool's own read is
+  // still rounded.
+  static constexpr std::chrono::nanoseconds kExactBelow = kSlack / 2;
+  static constexpr size_t kQueuedReserve = 64;
+
+  // Where an entry for time `at`, placed at `now`, goes: `at` rounded up to a
+  // multiple of kSlack, or `at` itself for a sleep shorter than kExactBelow
+  // (and for kNeverRep).
+  static TimeRep slotOf(TimeRep at, TimeRep now) noexcept;
 
   // Starts the thread, named `name`.
   TimerThread(ReadyQueue& ready, const char* name);
@@ -52,25 +92,34 @@ class TimerThread {
   void stop();
 
   // Asynchronous: the timer thread re-reads the task's wake time and places,
-  // moves or removes its deadline, or queues the task if it is due. Coalesced:
-  // while a request for the task is pending, further ones cost one exchange.
-  void requestSettle(const TaskPtr& task);
+  // moves or removes its deadline, or queues the task if it is due. `wake` is
+  // the wake time the caller stored at `now`: the request wakes the thread
+  // only if the task's slot comes before the thread's next planned wake-up.
+  // Coalesced: while a request for the task is pending, further ones cost one
+  // exchange and that comparison.
+  void requestSettle(const TaskPtr& task, TimeRep wake, TimeRep now);
 
   // Synchronous form of requestSettle(): returns once the timer thread has
   // settled the task. Must not be called from the timer thread.
   void settleAndWait(const TaskPtr& task);
 
-  // Removes the deadlines of `tasks` (dead tasks), dropping their references;
-  // with `wait`, returns once done.
+  // Removes the deadlines of `tasks` (dead tasks) and settles the queued
+  // requests, dropping the references both hold to dead tasks; with `wait`,
+  // returns once done.
   void release(std::vector<TaskPtr> tasks, bool wait);
 
  private:
-  // Timer thread only.
-  void settle(const TaskPtr& task);
+  // Timer thread only. settle() is true when it queued the task.
+  bool settle(const TaskPtr& task);
   void place(const TaskPtr& task, TimeRep at);
   void remove(Task& task);
   void wakeUpAt(TimeRep at);
   void onWakeUp();
+  // Settles every queued request; true when that queued a task. Timer
+  // thread only.
+  bool drainQueued();
+  // Any thread: makes the timer thread drain the queue soon. Coalesced.
+  void postDrain();
 
   ReadyQueue& ready_;
   boost::asio::io_context io_{1};
@@ -78,6 +127,14 @@ class TimerThread {
   boost::asio::steady_timer wake_up_{io_};
   TimeRep wake_up_at_ = kNeverRep;  // when wake_up_ fires; kNeverRep: not armed
   DeadlineMap deadlines_;
+  // wake_up_at_ as other threads see it: the thread drains queued_ no later
+  // than this (kNeverRep: only when woken by a post).
+  std::atomic<TimeRep> planned_{kNeverRep};
+  base::Mutex queued_mu_;
+  std::vector<TaskPtr> queued_ ABSL_GUARDED_BY(queued_mu_);
+  std::atomic<size_t> queued_size_{0};  // queued_.size(), stored under queued_mu_
+  std::vector<TaskPtr> draining_;       // timer thread only; swapped with queued_
+  std::atomic<bool> drain_posted_{false};
   std::thread thread_;
 };
 

@@ -243,7 +243,7 @@ TEST_P(PendingSyncWriteMemory, PerWriteBeyondKeyAndValue) {
             << static_cast<double>(allocations) / kWrites << " allocations per write ("
             << allocations << ")\n";
   const int64_t expected =
-      GetParam() == durability::TimeoutMode::kEventDriven ? 18473017 : 18472960;
+      GetParam() == durability::TimeoutMode::kEventDriven ? 18473001 : 18472960;
   EXPECT_EQ(bytes - key_value, expected) << "update the figure in docs/memory.md";
   // One per write (the item's block), and the containers' growth: the
   // monitor's deque (a block per 10 writes) and its key set (7 rehashes a
