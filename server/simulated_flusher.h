@@ -55,10 +55,10 @@ class SimulatedFlusher {
   // per mark, the kernel's wake-up and switch paths took about a fifth of the
   // server's samples at ~400k writes/s; docs/benchmarks.md, mcbp_load). The
   // pool's timer slack (executor/timer_thread.h) puts the next run at the
-  // start of a 1 ms slot, so runs come at most every 2 ms, each in the same
-  // timer wake-up as the event-driven timeout timer's slot. It adds at most
-  // those 2 ms to a persist-level write's latency, only while writes keep
-  // coming.
+  // start of a 1 ms slot: a run woken by the timer starts just after a slot
+  // began, so the next comes two slots on, in the same timer wake-up as the
+  // event-driven timeout timer's 2 ms slot. It adds up to those 2 ms to a
+  // persist-level write's latency, only while writes keep coming.
   static constexpr std::chrono::milliseconds kMinInterval{1};
 
   SimulatedFlusher(std::string name, vbucket::VBucketMap& map, executor::ExecutorPool& pool,
