@@ -53,14 +53,19 @@ void TimerThread::requestSettle(const TaskPtr& task, TimeRep wake, TimeRep now) 
     queued_size_.store(queued_.size(), std::memory_order_seq_cst);
   }
   // A request already pending is drained at the thread's planned wake-up
-  // too; it needs a post only if the task is due to fire before that.
-  if (slotOf(wake, now) < planned_.load(std::memory_order_seq_cst)) {
-    postDrain();
-  }
+  // too; it needs a post only if the task is due to fire before that, or if
+  // that wake-up is far off (the header says why).
+  const TimeRep planned = planned_.load(std::memory_order_seq_cst);
+  if (slotOf(wake, now) < planned || planned - now > kQueueWithin.count()) postDrain();
 }
 
 void TimerThread::postDrain() {
+  // Posted and not yet started: it will drain what is queued now (its
+  // handler clears the flag before it takes the queue). The load spares
+  // the line a write per call while a post is on its way.
+  if (drain_posted_.load(std::memory_order_seq_cst)) return;
   if (drain_posted_.exchange(true, std::memory_order_seq_cst)) return;
+  drain_posts_.fetch_add(1, std::memory_order_relaxed);
   boost::asio::post(io_, [this] {
     drain_posted_.store(false, std::memory_order_seq_cst);
     drainQueued();
@@ -88,6 +93,7 @@ void TimerThread::settleAndWait(const TaskPtr& task) {
   std::promise<void> done;
   std::future<void> settled = done.get_future();
   boost::asio::post(io_, [this, &task, &done] {
+    drainQueued();  // every request made before this one is settled too
     settle(task);
     done.set_value();
   });

@@ -30,23 +30,23 @@
 //
 // Settling without waking the thread. A settle request whose slot is no
 // earlier than the thread's next planned wake-up (`planned_`, the time its
-// asio timer is armed for) is only queued: the thread settles the queue when
-// it wakes, which is no later than that slot. Only an earlier slot posts a
-// wake-up. And after a wake-up that queued tasks, the thread plans one more
-// (the tick) at the start of the slot after next: a task queued now that
-// re-arms itself for a slot or more after its run — the flusher's 1 ms tick,
-// the event-driven timeout timer's next slot, the polling task's interval —
-// then finds a wake-up planned no later than its slot, and its re-arm costs
-// no post. A task whose period ends by the tick thus costs this thread one
-// wake-up per period (the tick drains its re-arm and finds it due) rather
-// than a post and an expiry; a longer period still costs two (the tick, then
-// the expiry). A tick that finds nothing costs one wake-up and plans no
-// further tick; an idle pool plans none.
-// The race between "a client queues a request for W, then reads planned_" and
-// "the thread publishes a later planned_ after a wake-up, then reads the
-// queue's length" is closed Dekker-style (both sequentially consistent): one
-// of them sees the other's store, so either the client posts or the thread
-// drains the request before it sleeps.
+// asio timer is armed for), when that wake-up is at most kQueueWithin away,
+// is only queued: the thread settles the queue when it wakes, which is no
+// later than that slot. An earlier slot, or a wake-up further off, posts. (A
+// task queued for long stays unsettled: its `armed` is not yet set, so each
+// further snooze to an earlier time takes the pool's id lookup and comes
+// here; queueing only for a near wake-up bounds that to a few slots.) And after a wake-up that
+// queued tasks, the thread plans one more (the tick) at the start of the slot after next: a task
+// queued now that re-arms itself for a slot or more after its run — the flusher's 1 ms tick, the
+// event-driven timeout timer's next slot, the polling task's interval — then finds a wake-up
+// planned no later than its slot, and its re-arm costs no post. A task whose period ends by the
+// tick thus costs this thread one wake-up per period (the tick drains its re-arm and finds it due)
+// rather than a post and an expiry; a longer period still costs two (the tick, then the expiry). A
+// tick that finds nothing costs one wake-up and plans no further tick; an idle pool plans none. The
+// race between "a client queues a request for W, then reads planned_" and "the thread publishes a
+// later planned_ after a wake-up, then reads the queue's length" is closed Dekker-style (both
+// sequentially consistent): one of them sees the other's store, so either the client posts or the
+// thread drains the request before it sleeps.
 #pragma once
 
 #include <chrono>
@@ -77,6 +77,9 @@ class TimerThread {
   // still rounded.
   static constexpr std::chrono::nanoseconds kExactBelow = kSlack / 2;
   static constexpr size_t kQueuedReserve = 64;
+  // A settle request is queued (not posted) only for a planned wake-up at
+  // most this far off; the tick, two slots on, falls well within it.
+  static constexpr std::chrono::nanoseconds kQueueWithin = 10 * kSlack;
 
   // Where an entry for time `at`, placed at `now`, goes: `at` rounded up to a
   // multiple of kSlack, or `at` itself for a sleep shorter than kExactBelow
@@ -100,13 +103,18 @@ class TimerThread {
   void requestSettle(const TaskPtr& task, TimeRep wake, TimeRep now);
 
   // Synchronous form of requestSettle(): returns once the timer thread has
-  // settled the task. Must not be called from the timer thread.
+  // settled the task, and every request queued before it. Must not be called
+  // from the timer thread.
   void settleAndWait(const TaskPtr& task);
 
   // Removes the deadlines of `tasks` (dead tasks) and settles the queued
   // requests, dropping the references both hold to dead tasks; with `wait`,
   // returns once done.
   void release(std::vector<TaskPtr> tasks, bool wait);
+
+  // How many times a settle request has posted to wake the thread (queued
+  // ones do not): a count for tests.
+  size_t drainPosts() const noexcept { return drain_posts_.load(std::memory_order_relaxed); }
 
  private:
   // Timer thread only. settle() is true when it queued the task.
@@ -135,6 +143,7 @@ class TimerThread {
   std::atomic<size_t> queued_size_{0};  // queued_.size(), stored under queued_mu_
   std::vector<TaskPtr> draining_;       // timer thread only; swapped with queued_
   std::atomic<bool> drain_posted_{false};
+  std::atomic<size_t> drain_posts_{0};
   std::thread thread_;
 };
 
