@@ -13,14 +13,17 @@
 //    (plus, for snooze(id), the id lookup under one of 32 shard locks;
 //    snooze(Task&) skips it): the timer fires at the
 //    old time, sees the later wake time, and re-arms. Only an earlier wake time
-//    posts work to the timer thread, and while such a request is pending
-//    further ones coalesce. The timer of a task whose wake time moved is armed
-//    early, at a quarter of the remaining sleep (timer_thread.h), so that a
-//    re-snooze to a somewhat earlier time than the last is usually a store too.
+//    asks the timer thread to settle the task — queued for its next planned
+//    wake-up when that comes first and soon, else posted (timer_thread.h) —
+//    and while such a request is pending further ones coalesce. The timer of
+//    a task whose wake time moved is armed early, at a quarter of the
+//    remaining sleep (timer_thread.h), so that a re-snooze to a somewhat
+//    earlier time than the last is usually a store too.
 //  - wake() likewise returns without waiting; the caller itself queues the task
 //    for a worker. Wakes that arrive before the task runs coalesce into one run.
 //  - snoozeAndWait() blocks until the timer thread has re-armed the task's
-//    timer; wakeAndWait() applies the wake in the caller, like wake(). They
+//    timer (and settled every request queued before it); wakeAndWait()
+//    applies the wake in the caller, like wake(). They
 //    exist for callers that must know whether the task was there.
 //  - a worker that runs out of tasks spins before it sleeps, so schedule-and-run
 //    costs no system call while work keeps coming: up to 50 us after a spin

@@ -22,13 +22,14 @@
 // task's wake time, or a settle request is on its way to the timer thread. So
 // pushing the wake time later needs no more than a store: the timer fires at
 // `armed`, sees the later wake time and re-arms. A wake time earlier than
-// `armed` must post a settle request (coalesced by `settle_pending`).
+// `armed` must make a settle request (queued or posted, timer_thread.h;
+// coalesced by `settle_pending`).
 //
 // The race between "the timer thread arms for wake time W" and "a client
 // snoozes to W' < W" is closed Dekker-style with sequentially consistent
 // operations: the client stores the wake time, then loads `armed`; the timer
 // thread stores `armed`, then reloads the wake time. At least one of them sees
-// the other's store, so either the client posts a settle request or the timer
+// the other's store, so either the client makes a settle request or the timer
 // thread arms for W' itself (both is harmless: settling is idempotent).
 #pragma once
 
