@@ -35,18 +35,24 @@
 // later than that slot. An earlier slot, or a wake-up further off, posts. (A
 // task queued for long stays unsettled: its `armed` is not yet set, so each
 // further snooze to an earlier time takes the pool's id lookup and comes
-// here; queueing only for a near wake-up bounds that to a few slots.) And after a wake-up that
-// queued tasks, the thread plans one more (the tick) at the start of the slot after next: a task
-// queued now that re-arms itself for a slot or more after its run — the flusher's 1 ms tick, the
-// event-driven timeout timer's next slot, the polling task's interval — then finds a wake-up
-// planned no later than its slot, and its re-arm costs no post. A task whose period ends by the
-// tick thus costs this thread one wake-up per period (the tick drains its re-arm and finds it due)
-// rather than a post and an expiry; a longer period still costs two (the tick, then the expiry). A
-// tick that finds nothing costs one wake-up and plans no further tick; an idle pool plans none. The
-// race between "a client queues a request for W, then reads planned_" and "the thread publishes a
-// later planned_ after a wake-up, then reads the queue's length" is closed Dekker-style (both
-// sequentially consistent): one of them sees the other's store, so either the client posts or the
-// thread drains the request before it sleeps.
+// here; queueing only for a near wake-up bounds that to a few slots.)
+//
+// The tick. After a wake-up that queued tasks, the thread plans one more at
+// the start of the slot after next. A task queued now that re-arms itself for
+// a slot or more after its run (the flusher's 1 ms tick, the event-driven
+// timeout timer's next slot, the polling task's interval) then finds a
+// wake-up planned no later than its slot, and its re-arm costs no post. A
+// task whose period ends by the tick costs this thread one wake-up per period
+// (the tick drains its re-arm and finds it due) rather than a post and an
+// expiry; a longer period still costs two (the tick, then the expiry). A tick
+// that finds nothing costs one wake-up and plans no further tick; an idle
+// pool plans none.
+//
+// The race between "a client queues a request for W, then reads planned_"
+// and "the thread publishes a later planned_ after a wake-up, then reads the
+// queue's length" is closed Dekker-style (both sequentially consistent): one
+// of them sees the other's store, so either the client posts or the thread
+// drains the request before it sleeps.
 #pragma once
 
 #include <chrono>
@@ -97,9 +103,10 @@ class TimerThread {
   // Asynchronous: the timer thread re-reads the task's wake time and places,
   // moves or removes its deadline, or queues the task if it is due. `wake` is
   // the wake time the caller stored at `now`: the request wakes the thread
-  // only if the task's slot comes before the thread's next planned wake-up.
-  // Coalesced: while a request for the task is pending, further ones cost one
-  // exchange and that comparison.
+  // only if the task's slot comes before the thread's next planned wake-up,
+  // or that wake-up is more than kQueueWithin away. Coalesced: while a
+  // request for the task is pending, further ones cost one exchange and that
+  // comparison.
   void requestSettle(const TaskPtr& task, TimeRep wake, TimeRep now);
 
   // Synchronous form of requestSettle(): returns once the timer thread has
