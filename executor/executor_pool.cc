@@ -117,8 +117,8 @@ ExecutorPool::Impl::~Impl() {
   timers.stop();
   // Tasks still referenced by posts to the timer thread go with its
   // io_context; those with deadlines or queued settle requests go with its
-  // deadline map and its queue. Unlinked
-  // first, their destructors do not touch the table, which goes before them.
+  // deadline map and its queue. Unlinked first, their destructors do not
+  // touch the table, which goes before them.
   ready.removeIf([](const Task&) { return true; });
   for (const TaskPtr& task : table.detachAll()) retire(task);
 }

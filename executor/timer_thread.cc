@@ -8,6 +8,10 @@
 
 namespace syncwrite::executor {
 
+namespace {
+constexpr TimeRep kSlackRep = TimerThread::kSlack.count();
+}  // namespace
+
 TimerThread::TimerThread(ReadyQueue& ready, const char* name)
     : ready_(ready), work_(boost::asio::make_work_guard(io_)) {
   // Room for the usual few requests between two drains, so that queueing one
@@ -41,7 +45,6 @@ void TimerThread::stop() {
 }
 
 TimeRep TimerThread::slotOf(TimeRep at, TimeRep now) noexcept {
-  constexpr TimeRep kSlackRep = kSlack.count();
   if (at - now < kExactBelow.count() || at > kNeverRep - kSlackRep) return at;
   return (at + kSlackRep - 1) / kSlackRep * kSlackRep;
 }
@@ -191,7 +194,6 @@ void TimerThread::wakeUpAt(TimeRep at) {
 }
 
 void TimerThread::onWakeUp() {
-  constexpr TimeRep kSlackRep = kSlack.count();
   // planned_ keeps the time that fired, which is past: requests queued until
   // the later one is published below ask for no post, and are drained here.
   wake_up_at_ = kNeverRep;
