@@ -59,7 +59,9 @@
 //
 // Memory per tracked write: one TrackedWrite in a deque plus one slot of the
 // key set (plus a 16-byte heap entry for a write that can expire behind the
-// head); the prepare itself is the checkpoint's item, shared.
+// head); the prepare itself is the checkpoint's item, shared. Once writes
+// have flowed through, the deque also keeps one spare block (512 bytes), so
+// that steady traffic allocates only each write's item.
 // tests/idle_memory_test.cc (PendingSyncWriteMemory) pins the figure per
 // pending write, docs/memory.md explains it.
 //
@@ -77,6 +79,7 @@
 #include <absl/container/flat_hash_set.h>
 
 #include "base/mutex.h"
+#include "base/spare_block.h"
 #include "clock/time.h"
 #include "durability/ack_state.h"
 #include "durability/resolved_writes.h"
@@ -242,7 +245,12 @@ class ActiveDurabilityMonitor {
   vbucket::VBucketSet* const in_flight_;
 
   mutable base::Mutex mutex_;
-  std::deque<TrackedWrite> writes_ ABSL_GUARDED_BY(mutex_);
+  // The block writes_ last freed, for the block it allocates next: writes
+  // flowing through the deque allocate nothing (base/spare_block.h).
+  // Declared first: it outlives writes_. Touched only through writes_.
+  base::SpareBlock spare_;
+  std::deque<TrackedWrite, base::SpareBlockAllocator<TrackedWrite>> writes_ ABSL_GUARDED_BY(
+      mutex_){base::SpareBlockAllocator<TrackedWrite>(spare_)};
   // writes_[i].prepare's items.
   absl::flat_hash_set<const vbucket::Item*, vbucket::ItemKeyHash, vbucket::ItemKeyEq> keys_
       ABSL_GUARDED_BY(mutex_);

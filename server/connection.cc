@@ -67,9 +67,10 @@ void Connection::doRead() {
   std::span<char> buffer = reader_.prepare();
   socket_.async_read_some(
       boost::asio::buffer(buffer.data(), buffer.size()),
-      [self = shared_from_this()](const boost::system::error_code& error, size_t bytes) {
+      base::withMemory(read_memory_, [self = shared_from_this()](
+                                         const boost::system::error_code& error, size_t bytes) {
         self->onRead(error, bytes);
-      });
+      }));
 }
 
 void Connection::onRead(const boost::system::error_code& error, size_t bytes) {
@@ -109,11 +110,11 @@ void Connection::takeTurn() {
 }
 
 void Connection::startTurn() {
-  boost::asio::post(strand_, [self = shared_from_this()] {
+  boost::asio::post(strand_, base::withMemory(turn_memory_, [self = shared_from_this()] {
     self->turn_posted_ = false;
     if (!self->closed_) self->takeTurn();  // may queue its next turn
     self->turns_.finished();
-  });
+  }));
 }
 
 bool Connection::processBuffered() {
@@ -277,10 +278,11 @@ void Connection::DrainTurn::startTurn() {
   // another thread to an idle strand queued an invoker besides the handler,
   // allocated with std::allocator (0.10 allocations per durable write).
   boost::asio::post(connection_.strand_.get_inner_executor(),
-                    [self = connection_.shared_from_this()] {
-                      self->drainInbox();
-                      self->drains_.finished();
-                    });
+                    base::withMemory(connection_.drain_memory_,
+                                     [self = connection_.shared_from_this()] {
+                                       self->drainInbox();
+                                       self->drains_.finished();
+                                     }));
 }
 
 void Connection::drainInbox() {
@@ -411,9 +413,10 @@ void Connection::writeSome() {
   socket_.async_write_some(
       boost::asio::buffer(write_buffer_.data() + write_offset_,
                           write_buffer_.size() - write_offset_),
-      [self = shared_from_this()](const boost::system::error_code& error, size_t bytes) {
+      base::withMemory(write_memory_, [self = shared_from_this()](
+                                          const boost::system::error_code& error, size_t bytes) {
         self->onWritten(error, bytes);
-      });
+      }));
 }
 
 void Connection::onWritten(const boost::system::error_code& error, size_t bytes) {

@@ -132,6 +132,7 @@
 #include <boost/asio/strand.hpp>
 
 #include "base/fifo.h"
+#include "base/handler_memory.h"
 #include "base/mutex.h"
 #include "server/answer_slot.h"
 #include "server/dispatcher.h"
@@ -310,6 +311,13 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   size_t unsent_high_ = 0;
   StrandTimer idle_timer_{strand_};
   std::chrono::steady_clock::time_point last_progress_;
+  // The memory of the operations a connection repeats, one of each kind in
+  // flight at a time (reading_, writing_, turn_posted_, drain_posted_), so
+  // that they allocate nothing (base/handler_memory.h).
+  base::HandlerMemory read_memory_;
+  base::HandlerMemory write_memory_;
+  base::HandlerMemory turn_memory_;
+  base::HandlerMemory drain_memory_;
   // The inbox's answers while the strand fills them (kept for its capacity).
   std::vector<LateAnswer> draining_;
   DrainTurn drain_turn_{*this};

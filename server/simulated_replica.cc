@@ -27,15 +27,23 @@ SimulatedReplica::~SimulatedReplica() = default;
 void SimulatedReplica::markDirty(vbucket::Vbid vbid, bool prepare) {
   if (!stream_) return;
   if (prepare) {
-    if (stream_->markDirty(vbid)) boost::asio::post(strand_, [this] { readStream(); });
+    if (stream_->markDirty(vbid)) postRead();
     return;
   }
   stream_->markDirtyQuietly(vbid);
   // seq_cst with onStreamTick()'s store then read: either the tick's read
   // sees this mark, or this sees the tick stopped and wakes the reader.
-  if (!ticking_.load(std::memory_order_seq_cst) && stream_->claimWake()) {
-    boost::asio::post(strand_, [this] { readStream(); });
-  }
+  if (!ticking_.load(std::memory_order_seq_cst) && stream_->claimWake()) postRead();
+}
+
+void SimulatedReplica::postRead() {
+  // To the io_context, not through the strand: its one thread runs the
+  // strand's handlers too (simulated_replica.h), and a post from another
+  // thread to an idle strand queued an invoker besides the handler, from the
+  // heap (0.08 allocations per durable write, and 0.06 more when the strand
+  // re-queued it).
+  boost::asio::post(strand_.get_inner_executor(),
+                    base::withMemory(read_memory_, [this] { readStream(); }));
 }
 
 void SimulatedReplica::onStreamTick() {
@@ -157,11 +165,14 @@ void SimulatedReplica::armForHead() {
   const uint64_t generation = ++arm_generation_;
   const auto due = pending_.front().due;
   if (due <= std::chrono::steady_clock::now()) {
-    // Already due (ack_delay_ms 0, or late): next on the strand, without a
-    // timer, whose arming costs a timerfd update and a reactor wake-up.
-    boost::asio::post(strand_, [this, generation] {
-      if (generation == arm_generation_) onTimer();
-    });
+    // Already due (ack_delay_ms 0, or late): next on the strand's thread,
+    // without a timer, whose arming costs a timerfd update and a reactor
+    // wake-up. To the io_context in ack_memory_, as postRead() does: through
+    // the strand each cost an allocation or two.
+    boost::asio::post(strand_.get_inner_executor(),
+                      base::withMemory(ack_memory_, [this, generation] {
+                        if (generation == arm_generation_) onTimer();
+                      }));
     return;
   }
   timer_.expires_at(due);

@@ -24,12 +24,13 @@
 // delay shrank or from the jitter, is raised to it), so a FIFO of (due, vbid,
 // seqno) with the timer armed for its head is enough, and one replica's acks
 // are never reordered. A head already due (ack_delay_ms 0) is not given to
-// the timer: the same work is posted to the strand, which saves a timerfd
+// the timer: the same work is posted to its thread, which saves a timerfd
 // update and a reactor wake-up per batch. When the timer fires (or the post
 // runs) it acknowledges every entry that is due, keeping only the highest
 // seqno per vbucket (acks are cumulative, so this loses nothing). The FIFO
 // and the timer live on a strand of the io_context it is given (one I/O
-// thread's), so the acks run on that I/O thread; a commit's completion then
+// thread's, which that one thread runs: the stream's reads are posted to the
+// io_context itself, beside the strand), so the acks run on that I/O thread; a commit's completion then
 // only posts to its connection. Each ack may commit a long prefix of its vbucket (a paused
 // replica resumed with 300k writes held), so the acks of one wake-up are sent
 // in turns of at most kAckSlice: past it, the rest is posted behind the
@@ -55,6 +56,7 @@
 #include <boost/asio/strand.hpp>
 
 #include "base/fifo.h"
+#include "base/handler_memory.h"
 #include "server/log_cursor_reader.h"
 #include "vbucket/item.h"
 #include "vbucket/vbucket_map.h"
@@ -91,7 +93,7 @@ class SimulatedReplica {
 
   // The bucket queued something in `vbid`: the stream reads it (with a map;
   // without one this does nothing). A prepare (`prepare`) is read at once:
-  // the first mark since the last read posts a read to the strand, later ones
+  // the first mark since the last read posts a read (postRead), later ones
   // cost two relaxed loads. Anything else (a plain write, a commit, an
   // abort) is read at the stream's next read: while records keep coming the
   // stream reads every kStreamTick on its own, so a plain write costs no
@@ -138,10 +140,12 @@ class SimulatedReplica {
   // Queues the ack of a prepare received at `received`. On the strand.
   void receive(vbucket::Vbid vbid, vbucket::Seqno seqno,
                std::chrono::steady_clock::time_point received, int64_t jitter_ms);
-  void readStream();    // on the strand
+  // Posts readStream() to the io_context, from any thread, in read_memory_.
+  void postRead();
+  void readStream();    // on the strand's thread
   void onStreamTick();  // on the strand
-  void armForHead();    // on the strand
-  void onTimer();       // on the strand
+  void armForHead();    // on the strand's thread
+  void onTimer();       // on the strand's thread
   // Sends due acks from next_due_ for up to kAckSlice; on the strand.
   void sendDueAcks();
   void redue(std::chrono::milliseconds delay);  // on the strand
@@ -158,6 +162,12 @@ class SimulatedReplica {
                                     boost::asio::wait_traits<std::chrono::steady_clock>, Strand>
       timer_;
   std::unique_ptr<LogCursorReader> stream_;  // null without a map
+  // postRead()'s and armForHead()'s posts, shared with them: one may still
+  // be queued when this object is destroyed (base/handler_memory.h).
+  const std::shared_ptr<base::HandlerMemory> read_memory_ =
+      std::make_shared<base::HandlerMemory>();
+  const std::shared_ptr<base::HandlerMemory> ack_memory_ =
+      std::make_shared<base::HandlerMemory>();
   // The stream's tick, on the strand; same type as timer_.
   boost::asio::basic_waitable_timer<std::chrono::steady_clock,
                                     boost::asio::wait_traits<std::chrono::steady_clock>, Strand>
@@ -166,7 +176,7 @@ class SimulatedReplica {
   // reads it). Written on the strand, read by markDirty() from any thread.
   std::atomic<bool> ticking_{false};
 
-  // On the strand only.
+  // On the strand's one thread only (the strand's handlers, readStream()).
   // Keeps room for 1024 (40 KiB) once emptied: under steady load the queue
   // empties between acks, and freeing it each time would allocate again.
   base::Fifo<Pending, 1024> pending_;
