@@ -33,9 +33,8 @@ LogCursorReader::~LogCursorReader() {
   }
 }
 
-bool LogCursorReader::readDirty(
-    size_t batch, absl::FunctionRef<void(vbucket::Vbid, vbucket::Seqno)> prepare,
-    absl::FunctionRef<void(vbucket::Vbid, size_t count, vbucket::Seqno last_seqno)> done) {
+template <typename Read, typename Done>
+bool LogCursorReader::readMarked(size_t batch, Read read, Done done) {
   // Cleared before reading: a write queued after this store marks again and
   // reports a first mark; one queued before it is read below (the manager's
   // lock orders the two).
@@ -45,18 +44,42 @@ bool LogCursorReader::readDirty(
     if (!dirty_[id].load(std::memory_order_seq_cst)) continue;
     dirty_[id].store(false, std::memory_order_seq_cst);
     const auto vbid = static_cast<vbucket::Vbid>(id);
-    const vbucket::CheckpointManager::Skimmed read = map_.at(vbid).checkpointManager().skimPrepares(
-        handles_[id], batch, [&](vbucket::Seqno seqno) { prepare(vbid, seqno); });
-    if (read.items >= batch) {
+    const vbucket::CheckpointManager::Skimmed skimmed = read(vbid, handles_[id]);
+    if (skimmed.items >= batch) {
       // A batch or more read (a skip may have passed more): maybe more
       // behind it, so stay marked for the next read.
       dirty_[id].store(true, std::memory_order_relaxed);
       any_dirty_.store(true, std::memory_order_relaxed);
       more = true;
     }
-    if (read.items != 0) done(vbid, read.items, read.last_seqno);
+    if (skimmed.items != 0) done(vbid, skimmed);
   }
   return more;
+}
+
+bool LogCursorReader::readDirty(
+    size_t batch, absl::FunctionRef<void(vbucket::Vbid, vbucket::Seqno)> prepare,
+    absl::FunctionRef<void(vbucket::Vbid, size_t count, vbucket::Seqno last_seqno)> done) {
+  return readMarked(
+      batch,
+      [&](vbucket::Vbid vbid, vbucket::CheckpointManager::CursorHandle handle) {
+        return map_.at(vbid).checkpointManager().skimPrepares(
+            handle, batch, [&](vbucket::Seqno seqno) { prepare(vbid, seqno); });
+      },
+      [&](vbucket::Vbid vbid, const vbucket::CheckpointManager::Skimmed& skimmed) {
+        done(vbid, skimmed.items, skimmed.last_seqno);
+      });
+}
+
+bool LogCursorReader::passDirty(
+    size_t batch,
+    absl::FunctionRef<void(vbucket::Vbid, const vbucket::CheckpointManager::Skimmed&)> done) {
+  return readMarked(
+      batch,
+      [&](vbucket::Vbid vbid, vbucket::CheckpointManager::CursorHandle handle) {
+        return map_.at(vbid).checkpointManager().passAll(handle, batch);
+      },
+      done);
 }
 
 size_t LogCursorReader::itemsQueued() const {

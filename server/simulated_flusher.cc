@@ -66,17 +66,16 @@ void SimulatedFlusher::setPaused(bool paused) {
 
 SimulatedFlusher::Flushed SimulatedFlusher::flushDirty() {
   Flushed flushed;
-  bool prepare = false;  // in the vbucket being read
-  flushed.more = reader_.readDirty(
-      kBatch, [&](vbucket::Vbid, vbucket::Seqno) { prepare = true; },
-      [&](vbucket::Vbid vbid, size_t count, vbucket::Seqno last) {
+  // Which prepares it passed does not matter, only whether there was one:
+  // no entry is read (LogCursorReader::passDirty).
+  flushed.more = reader_.passDirty(
+      kBatch, [&](vbucket::Vbid vbid, const vbucket::CheckpointManager::Skimmed& passed) {
         flushed.any = true;
         batches_.fetch_add(1, std::memory_order_relaxed);
-        items_.fetch_add(count, std::memory_order_relaxed);
+        items_.fetch_add(passed.items, std::memory_order_relaxed);
         // Only prepares wait for persistence; the report goes out with no
         // log lock held (it may queue commits).
-        if (prepare) persisted_(vbid, last);
-        prepare = false;
+        if (passed.prepare) persisted_(vbid, passed.last_seqno);
       });
   return flushed;
 }

@@ -6,8 +6,9 @@
 // LogCursorReader). Each queued item marks its vbucket dirty (markDirty); the
 // first mark after a flush wakes the flusher's executor task. A run waits `flush_delay` first (a
 // simulated disk write; writes that arrive meanwhile join the batch), then, for each dirty vbucket,
-// reads the cursor in batches of about kBatch (a stretch with no prepare in it is passed unread:
-// LogCursorReader::readDirty) and, when what it read holds a prepare, calls
+// passes the cursor on in batches of about kBatch without reading the entries
+// (LogCursorReader::passDirty: each checkpoint knows where its last prepare is)
+// and, when what it passed holds a prepare, calls
 // `persisted(vbid, seqno of the last record passed)` — the durability layer's
 // notifyLocalPersistence, which lets writes whose level needs persistence on the active
 // (majority_and_persist_on_master, persist_to_majority) commit. An idle bucket runs nothing.

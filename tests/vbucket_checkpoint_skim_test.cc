@@ -1,6 +1,7 @@
 // CheckpointManager::skimPrepares: a reader that needs only the prepares
 // sees every prepare, in order, and passes exactly the records visitItems
 // passes; runs without a prepare are passed whole (Checkpoint::noPrepareAfter).
+// passAll: a reader that needs only whether it passed a prepare is told so.
 #include <cstdint>
 #include <random>
 #include <stdexcept>
@@ -186,6 +187,58 @@ TEST(CheckpointSkim, SeesWhatVisitItemsSeesOverRandomLogs) {
     EXPECT_EQ(skim_last, m.highSeqno()) << "round " << round;
     EXPECT_EQ(m.itemsRemaining("skim"), 0u);
   }
+}
+
+// passAll() over random logs: a passing cursor jumps a checkpoint at a time;
+// a visiting cursor then visits exactly as many records. Both end at the
+// same seqno, and the pass says "prepare" exactly when the visit met one
+// (exact here: no log is 2^24 appends long).
+TEST(CheckpointSkim, PassAllReportsAPrepareExactlyWhenOneWasPassed) {
+  std::mt19937 rng(23);
+  int with_prepare = 0;
+  int without = 0;
+  for (int round = 0; round < 40; ++round) {
+    CheckpointManager m(CheckpointOptions{.max_items_per_checkpoint = 1 + rng() % 8});
+    ASSERT_TRUE(m.registerCursor("pass"));
+    ASSERT_TRUE(m.registerCursor("visit"));
+    const CheckpointManager::CursorHandle pass = m.cursorHandle("pass");
+    std::vector<QueuedPrepare> open;
+    for (int step = 0; step < 400; ++step) {
+      const unsigned what = rng() % 10;
+      if (what < 5) {
+        m.queue(QueueOp::kMutation, "k" + std::to_string(step), "v", 1);
+      } else if (what < 6) {
+        open.push_back(m.queuePrepare("p" + std::to_string(step), "v", 1));
+      } else if (what < 7 && !open.empty()) {
+        m.queueResolution(rng() % 2 ? QueueOp::kCommit : QueueOp::kAbort, open.back());
+        open.pop_back();
+      } else if (what < 9) {
+        const CheckpointManager::Skimmed passed = m.passAll(pass, 1 + rng() % 5);
+        if (passed.items == 0) continue;
+        bool saw_prepare = false;
+        Seqno last = 0;
+        ASSERT_EQ(m.visitItems("visit", passed.items,
+                               [&](QueueOp op, Seqno s) {
+                                 saw_prepare |= op == QueueOp::kPrepare;
+                                 last = s;
+                               }),
+                  passed.items)
+            << "round " << round;
+        EXPECT_EQ(passed.last_seqno, last) << "round " << round;
+        EXPECT_EQ(passed.prepare, saw_prepare) << "round " << round << " step " << step;
+        ++(saw_prepare ? with_prepare : without);
+      } else if (rng() % 2) {
+        m.extractItemsToExpel();
+      } else {
+        m.createCheckpoint();
+      }
+    }
+  }
+  EXPECT_GT(with_prepare, 100);
+  EXPECT_GT(without, 100);
+  CheckpointManager other;
+  ASSERT_TRUE(other.registerCursor("pass"));
+  EXPECT_THROW(other.passAll(CheckpointManager::CursorHandle(), 1), std::invalid_argument);
 }
 
 }  // namespace

@@ -344,22 +344,35 @@ CheckpointManager::CursorHandle CheckpointManager::cursorHandle(std::string_view
 CheckpointManager::Skimmed CheckpointManager::skimPrepares(
     std::string_view name, size_t max_items, absl::FunctionRef<void(Seqno seqno)> fn) {
   base::MutexLock lock(mutex_);
-  return skimLocked(findCursor(cursors_, name, "skimPrepares"), max_items, fn);
+  return skimLocked(findCursor(cursors_, name, "skimPrepares"), max_items, &fn);
+}
+
+CheckpointManager::Cursor& CheckpointManager::cursorOf(CursorHandle cursor,
+                                                        const char* what) const {
+  if (cursor.owner_ != this) {
+    throw std::invalid_argument(std::string(what) +
+                                (cursor.owner_ == nullptr
+                                     ? ": the cursor handle is empty"
+                                     : ": the cursor handle is another vbucket's"));
+  }
+  return *cursor.cursor_;
 }
 
 CheckpointManager::Skimmed CheckpointManager::skimPrepares(
     CursorHandle cursor, size_t max_items, absl::FunctionRef<void(Seqno seqno)> fn) {
-  if (cursor.owner_ != this) {
-    throw std::invalid_argument(cursor.owner_ == nullptr
-                                    ? "skimPrepares: the cursor handle is empty"
-                                    : "skimPrepares: the cursor handle is another vbucket's");
-  }
+  Cursor& c = cursorOf(cursor, "skimPrepares");
   base::MutexLock lock(mutex_);
-  return skimLocked(*cursor.cursor_, max_items, fn);
+  return skimLocked(c, max_items, &fn);
 }
 
-CheckpointManager::Skimmed CheckpointManager::skimLocked(Cursor& cursor, size_t max_items,
-                                                         absl::FunctionRef<void(Seqno seqno)> fn) {
+CheckpointManager::Skimmed CheckpointManager::passAll(CursorHandle cursor, size_t max_items) {
+  Cursor& c = cursorOf(cursor, "passAll");
+  base::MutexLock lock(mutex_);
+  return skimLocked(c, max_items, nullptr);
+}
+
+CheckpointManager::Skimmed CheckpointManager::skimLocked(
+    Cursor& cursor, size_t max_items, const absl::FunctionRef<void(Seqno seqno)>* fn) {
   Skimmed out;
   // The checks read the checkpoint's line and the cursor, not the entries:
   // the cursor has read all of a checkpoint when it passed its last ordinal
@@ -371,10 +384,13 @@ CheckpointManager::Skimmed CheckpointManager::skimLocked(Cursor& cursor, size_t 
       skipFinishedCheckpoints(cursor);
       continue;
     }
-    if (here->noPrepareAfter(cursor.passed)) {
-      // Nothing but mutations, commits and aborts up to the tail: jump there.
-      // The open checkpoint's last entry has the high seqno (both are
-      // written under the lock held here); only a closed one's is read.
+    const bool no_prepare = here->noPrepareAfter(cursor.passed);
+    if (no_prepare || fn == nullptr) {
+      // Nothing but mutations, commits and aborts up to the tail, or a
+      // reader that reads no entry: jump there. The open checkpoint's last
+      // entry has the high seqno (both are written under the lock held
+      // here); only a closed one's is read.
+      if (!no_prepare) out.prepare = true;
       CheckpointEntry* last = here->lastEntry();  // not null: one is unread
       out.items += here->numAppended() - cursor.passed;
       out.last_seqno = here->isOpen() ? high_seqno_.load(std::memory_order_relaxed) : last->seqno();
@@ -384,7 +400,10 @@ CheckpointManager::Skimmed CheckpointManager::skimLocked(Cursor& cursor, size_t 
     }
     auto* entry = static_cast<CheckpointEntry*>(cursor.position->next);
     const Seqno seqno = entry->seqno();
-    if (entry->op == QueueOp::kPrepare) fn(seqno);
+    if (entry->op == QueueOp::kPrepare) {
+      out.prepare = true;
+      (*fn)(seqno);
+    }
     out.last_seqno = seqno;
     cursor.position = entry;
     ++cursor.passed;

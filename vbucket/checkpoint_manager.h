@@ -161,11 +161,13 @@ class alignas(64) CheckpointManager {
   // passed. Requires the cursor to exist (std::invalid_argument otherwise).
   size_t visitItems(std::string_view name, size_t max_items,
                     absl::FunctionRef<void(QueueOp op, Seqno seqno)> fn);
-  // What skimPrepares() passed: how many records, and the last one's seqno
-  // (0 when none).
+  // What skimPrepares() or passAll() passed: how many records, the last
+  // one's seqno (0 when none), and whether a prepare was among them (from
+  // passAll(): may be true when none was, never false when one was).
   struct Skimmed {
     size_t items = 0;
     Seqno last_seqno = 0;
+    bool prepare = false;
   };
   // For a reader that needs only the prepares and how far it read (the
   // flusher, a replica's stream): as visitItems(), but `fn(seqno)` is called
@@ -200,6 +202,13 @@ class alignas(64) CheckpointManager {
   // handle from another manager, or a default one: std::invalid_argument.
   Skimmed skimPrepares(CursorHandle cursor, size_t max_items,
                        absl::FunctionRef<void(Seqno seqno)> fn);
+  // For a reader that needs only whether it passed a prepare, and how far it
+  // read (the flusher): as skimPrepares(), but no entry is read, prepares
+  // included: the cursor passes each checkpoint's unread records in one step,
+  // and Skimmed::prepare says whether one of them may have been a prepare
+  // (Checkpoint::noPrepareAfter, which errs towards "maybe"). More than
+  // `max_items` may be passed. O(checkpoints crossed). Handles as above.
+  Skimmed passAll(CursorHandle cursor, size_t max_items);
   // How many items the cursor has not read yet. Requires the cursor to exist
   // (std::invalid_argument otherwise). O(checkpoints).
   size_t itemsRemaining(std::string_view name) const;
@@ -227,8 +236,13 @@ class alignas(64) CheckpointManager {
   void chargeEntry(const Item& item, QueueOp op) noexcept;
   // extractItemsToExpel() without the memory charge; takes the lock.
   ExpelledItems extractLocked(ExpelMethod method);
-  Skimmed skimLocked(Cursor& cursor, size_t max_items, absl::FunctionRef<void(Seqno seqno)> fn)
+  // skimPrepares() with `fn`, passAll() without (null).
+  Skimmed skimLocked(Cursor& cursor, size_t max_items,
+                     const absl::FunctionRef<void(Seqno seqno)>* fn)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The cursor a handle names, checked to be this manager's (`what` names
+  // the caller in the exception).
+  Cursor& cursorOf(CursorHandle cursor, const char* what) const;
   // Moves `cursor` out of closed checkpoints it has finished. Lock held.
   void skipFinishedCheckpoints(Cursor& cursor) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Removes the leading closed checkpoints no cursor is in. Lock held.
