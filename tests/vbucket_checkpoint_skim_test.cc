@@ -131,6 +131,25 @@ TEST(CheckpointSkim, AHandleReadsWhatTheNameReads) {
   EXPECT_THROW(m.skimPrepares(CheckpointManager::CursorHandle(), 1, none), std::invalid_argument);
 }
 
+// One random write to `m` for a step that drew `what` (0..9): a mutation
+// below `mutations`, a prepare below 6, below 7 the commit or abort of the
+// newest open prepare. False when `what` asks for none of them (or for a
+// resolution with none open): the caller reads or expels instead.
+bool randomWrite(CheckpointManager& m, std::mt19937& rng, unsigned what, unsigned mutations,
+                 int step, std::vector<QueuedPrepare>& open) {
+  if (what < mutations) {
+    m.queue(QueueOp::kMutation, "k" + std::to_string(step), "v", 1);
+  } else if (what < 6) {
+    open.push_back(m.queuePrepare("p" + std::to_string(step), "v", 1));
+  } else if (what < 7 && !open.empty()) {
+    m.queueResolution(rng() % 2 ? QueueOp::kCommit : QueueOp::kAbort, open.back());
+    open.pop_back();
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // Random logs (mutations, prepares, commits, aborts over small checkpoints,
 // with expel between reads): a skimming cursor and a visiting one read in
 // random batches and end in the same place, having seen the same prepares.
@@ -148,14 +167,8 @@ TEST(CheckpointSkim, SeesWhatVisitItemsSeesOverRandomLogs) {
     Seqno skim_last = 0;
     for (int step = 0; step < 400; ++step) {
       const unsigned what = rng() % 10;
-      if (what < 4) {
-        m.queue(QueueOp::kMutation, "k" + std::to_string(step), "v", 1);
-      } else if (what < 6) {
-        open.push_back(m.queuePrepare("p" + std::to_string(step), "v", 1));
-      } else if (what < 7 && !open.empty()) {
-        m.queueResolution(rng() % 2 ? QueueOp::kCommit : QueueOp::kAbort, open.back());
-        open.pop_back();
-      } else if (what < 8) {
+      if (randomWrite(m, rng, what, 4, step, open)) continue;
+      if (what < 8) {
         const CheckpointManager::Skimmed read =
             m.skimPrepares("skim", 1 + rng() % 5, [&](Seqno s) { skimmed.push_back(s); });
         skim_items += read.items;
@@ -205,14 +218,8 @@ TEST(CheckpointSkim, PassAllReportsAPrepareExactlyWhenOneWasPassed) {
     std::vector<QueuedPrepare> open;
     for (int step = 0; step < 400; ++step) {
       const unsigned what = rng() % 10;
-      if (what < 5) {
-        m.queue(QueueOp::kMutation, "k" + std::to_string(step), "v", 1);
-      } else if (what < 6) {
-        open.push_back(m.queuePrepare("p" + std::to_string(step), "v", 1));
-      } else if (what < 7 && !open.empty()) {
-        m.queueResolution(rng() % 2 ? QueueOp::kCommit : QueueOp::kAbort, open.back());
-        open.pop_back();
-      } else if (what < 9) {
+      if (randomWrite(m, rng, what, 5, step, open)) continue;
+      if (what < 9) {
         const CheckpointManager::Skimmed passed = m.passAll(pass, 1 + rng() % 5);
         if (passed.items == 0) continue;
         bool saw_prepare = false;
