@@ -84,9 +84,10 @@ class HandlerAllocator {
   using value_type = T;
 
   explicit HandlerAllocator(HandlerMemory& memory) noexcept : memory_(&memory) {}
+  // Implicit, as allocators' converting constructors are.
   template <typename U>
-  HandlerAllocator(const HandlerAllocator<U>& other) noexcept  // NOLINT(google-explicit-constructor)
-      : memory_(other.memory_) {}
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  HandlerAllocator(const HandlerAllocator<U>& other) noexcept : memory_(other.memory_) {}
 
   T* allocate(size_t n) { return static_cast<T*>(memory_->allocate(sizeof(T) * n)); }
   void deallocate(T* pointer, size_t /*n*/) noexcept { memory_->deallocate(pointer); }

@@ -249,8 +249,8 @@ class ActiveDurabilityMonitor {
   // flowing through the deque allocate nothing (base/spare_block.h).
   // Declared first: it outlives writes_. Touched only through writes_.
   base::SpareBlock spare_;
-  std::deque<TrackedWrite, base::SpareBlockAllocator<TrackedWrite>> writes_ ABSL_GUARDED_BY(
-      mutex_){base::SpareBlockAllocator<TrackedWrite>(spare_)};
+  using Writes = std::deque<TrackedWrite, base::SpareBlockAllocator<TrackedWrite>>;
+  Writes writes_ ABSL_GUARDED_BY(mutex_){base::SpareBlockAllocator<TrackedWrite>(spare_)};
   // writes_[i].prepare's items.
   absl::flat_hash_set<const vbucket::Item*, vbucket::ItemKeyHash, vbucket::ItemKeyEq> keys_
       ABSL_GUARDED_BY(mutex_);

@@ -67,10 +67,9 @@ void Connection::doRead() {
   std::span<char> buffer = reader_.prepare();
   socket_.async_read_some(
       boost::asio::buffer(buffer.data(), buffer.size()),
-      base::withMemory(read_memory_, [self = shared_from_this()](
-                                         const boost::system::error_code& error, size_t bytes) {
-        self->onRead(error, bytes);
-      }));
+      base::withMemory(read_memory_,
+                       [self = shared_from_this()](const boost::system::error_code& error,
+                                                   size_t bytes) { self->onRead(error, bytes); }));
 }
 
 void Connection::onRead(const boost::system::error_code& error, size_t bytes) {
@@ -111,10 +110,10 @@ void Connection::takeTurn() {
 
 void Connection::startTurn() {
   boost::asio::post(strand_, base::withMemory(turn_memory_, [self = shared_from_this()] {
-    self->turn_posted_ = false;
-    if (!self->closed_) self->takeTurn();  // may queue its next turn
-    self->turns_.finished();
-  }));
+                      self->turn_posted_ = false;
+                      if (!self->closed_) self->takeTurn();  // may queue its next turn
+                      self->turns_.finished();
+                    }));
 }
 
 bool Connection::processBuffered() {
@@ -277,12 +276,12 @@ void Connection::DrainTurn::startTurn() {
   // connection's handlers one at a time anyway (server.h), and a post from
   // another thread to an idle strand queued an invoker besides the handler,
   // allocated with std::allocator (0.10 allocations per durable write).
-  boost::asio::post(connection_.strand_.get_inner_executor(),
-                    base::withMemory(connection_.drain_memory_,
-                                     [self = connection_.shared_from_this()] {
-                                       self->drainInbox();
-                                       self->drains_.finished();
-                                     }));
+  boost::asio::post(
+      connection_.strand_.get_inner_executor(),
+      base::withMemory(connection_.drain_memory_, [self = connection_.shared_from_this()] {
+        self->drainInbox();
+        self->drains_.finished();
+      }));
 }
 
 void Connection::drainInbox() {

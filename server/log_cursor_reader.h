@@ -90,9 +90,9 @@ class LogCursorReader {
   // held a prepare (the flusher): CheckpointManager::passAll reads no entry,
   // so `done(vbid, passed)` gets Skimmed::prepare, which may be true when no
   // prepare was passed, never false when one was.
-  bool passDirty(size_t batch,
-                 absl::FunctionRef<void(vbucket::Vbid, const vbucket::CheckpointManager::Skimmed&)>
-                     done);
+  bool passDirty(
+      size_t batch,
+      absl::FunctionRef<void(vbucket::Vbid, const vbucket::CheckpointManager::Skimmed&)> done);
 
   // Until the next readDirty(), marks report no first mark: for a caller
   // that will read again soon anyway and wants no wake-ups meanwhile.

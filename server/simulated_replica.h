@@ -30,8 +30,8 @@
 // seqno per vbucket (acks are cumulative, so this loses nothing). The FIFO
 // and the timer live on a strand of the io_context it is given (one I/O
 // thread's, which that one thread runs: the stream's reads are posted to the
-// io_context itself, beside the strand), so the acks run on that I/O thread; a commit's completion then
-// only posts to its connection. Each ack may commit a long prefix of its vbucket (a paused
+// io_context itself, beside the strand), so the acks run on that I/O thread; a commit's completion
+// then only posts to its connection. Each ack may commit a long prefix of its vbucket (a paused
 // replica resumed with 300k writes held), so the acks of one wake-up are sent
 // in turns of at most kAckSlice: past it, the rest is posted behind the
 // handlers already queued, and other connections are served in between.
@@ -164,10 +164,8 @@ class SimulatedReplica {
   std::unique_ptr<LogCursorReader> stream_;  // null without a map
   // postRead()'s and armForHead()'s posts, shared with them: one may still
   // be queued when this object is destroyed (base/handler_memory.h).
-  const std::shared_ptr<base::HandlerMemory> read_memory_ =
-      std::make_shared<base::HandlerMemory>();
-  const std::shared_ptr<base::HandlerMemory> ack_memory_ =
-      std::make_shared<base::HandlerMemory>();
+  const std::shared_ptr<base::HandlerMemory> read_memory_ = std::make_shared<base::HandlerMemory>();
+  const std::shared_ptr<base::HandlerMemory> ack_memory_ = std::make_shared<base::HandlerMemory>();
   // The stream's tick, on the strand; same type as timer_.
   boost::asio::basic_waitable_timer<std::chrono::steady_clock,
                                     boost::asio::wait_traits<std::chrono::steady_clock>, Strand>

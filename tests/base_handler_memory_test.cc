@@ -64,7 +64,8 @@ TEST(HandlerMemory, TooBigAHandlerGoesToTheHeap) {
   std::array<std::byte, HandlerMemory::kBytes> payload{};
   payload[0] = std::byte{7};
   int seen = 0;
-  boost::asio::post(io, withMemory(memory, [&seen, payload] { seen = static_cast<int>(payload[0]); }));
+  boost::asio::post(io,
+                    withMemory(memory, [&seen, payload] { seen = static_cast<int>(payload[0]); }));
   EXPECT_EQ(memory.heapAllocations(), 1u);
   io.run();
   EXPECT_EQ(seen, 7);

@@ -299,8 +299,8 @@ TEST_P(SteadySyncWriteAllocations, OnePerWriteItsItem) {
           durability::WriteOp::kSet, keys[vb * kKeysPerVBucket + next % kKeysPerVBucket], value, 1,
           durability::Requirements{durability::Level::kMajority,
                                    durability::Timeout::bucketDefault()}};
-      const auto result =
-          bucket.write(static_cast<durability::Vbid>(vb), request, server::LateReply(&answered, vb));
+      const auto result = bucket.write(static_cast<durability::Vbid>(vb), request,
+                                       server::LateReply(&answered, vb));
       ASSERT_EQ(result.status, durability::WriteStatus::kPending);
       durability::Seqno& slot = pending[vb][next % kPending];
       if (next >= kPending) {

@@ -348,7 +348,7 @@ CheckpointManager::Skimmed CheckpointManager::skimPrepares(
 }
 
 CheckpointManager::Cursor& CheckpointManager::cursorOf(CursorHandle cursor,
-                                                        const char* what) const {
+                                                       const char* what) const {
   if (cursor.owner_ != this) {
     throw std::invalid_argument(std::string(what) +
                                 (cursor.owner_ == nullptr
