@@ -87,7 +87,20 @@ void Connection::onRead(const boost::system::error_code& error, size_t bytes) {
   }
   noteProgress();
   reader_.commit(bytes);
+  // Busy (other connections' turns wait) and this read may hold more than a
+  // turn: its first turn waits its turn too (connection.h, "Fairness").
+  if (bytes >= kQueuedReadBytes && turns_.waiting() != 0) {
+    context_.read_turns_queued.fetch_add(1, std::memory_order_relaxed);
+    queueTurn();
+    return;
+  }
   takeTurn();
+}
+
+void Connection::queueTurn() {
+  turn_posted_ = true;
+  // Aliasing: the queue owns this connection through its (private) base.
+  turns_.push(std::shared_ptr<TurnQueue::Client>(shared_from_this(), this));
 }
 
 void Connection::takeTurn() {
@@ -98,10 +111,8 @@ void Connection::takeTurn() {
   if (processBuffered()) {
     // More is buffered than one turn may execute: send what is answered, and
     // go on when the TurnQueue says (connection.h, "Fairness").
-    turn_posted_ = true;
     context_.read_turns_yielded.fetch_add(1, std::memory_order_relaxed);
-    // Aliasing: the queue owns this connection through its (private) base.
-    turns_.push(std::shared_ptr<TurnQueue::Client>(shared_from_this(), this));
+    queueTurn();
   } else {
     doRead();
   }

@@ -69,6 +69,9 @@ struct ServerContext {
   // Turns that stopped at Connection::kRequestsPerTurn with more buffered and
   // went on after the other connections' queued handlers (fairness).
   std::atomic<uint64_t> read_turns_yielded{0};
+  // Reads whose first turn waited in the TurnQueue, behind the turns already
+  // waiting there, instead of running at once (Connection, "Fairness").
+  std::atomic<uint64_t> read_turns_queued{0};
   // Closed after connection_idle_time without progress: silent (nothing
   // owed to it, nothing read) or stalled (an answer it did not read).
   std::atomic<uint64_t> idle_connections_closed{0};

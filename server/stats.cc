@@ -30,6 +30,8 @@ StatList generalStats(const ServerContext& context) {
        absl::StrCat(context.rejected_connections.load(std::memory_order_relaxed))},
       {"read_turns_yielded",
        absl::StrCat(context.read_turns_yielded.load(std::memory_order_relaxed))},
+      {"read_turns_queued",
+       absl::StrCat(context.read_turns_queued.load(std::memory_order_relaxed))},
       {"idle_connections_closed",
        absl::StrCat(context.idle_connections_closed.load(std::memory_order_relaxed))},
       {"stalled_connections_closed",

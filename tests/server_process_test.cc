@@ -202,6 +202,51 @@ TEST(ServerProcess, APipelinedBurstIsExecutedInTurnsAndAnsweredInOrder) {
   EXPECT_GE(statValue(admin, "", "read_turns_yielded") - turns_before, 1);
 }
 
+// Several connections pipelining at once: while their continuation turns
+// wait in the TurnQueue, a read that may hold more than a turn queues its
+// first turn there too (Connection, "Fairness"); every request still takes
+// effect once, in order per connection, and each connection's NOOP answers
+// last.
+TEST(ServerProcess, ReadsOfBusyConnectionsQueueTheirFirstTurn) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start());
+  auto admin = server.connect();
+  const int64_t queued_before = statValue(admin, "", "read_turns_queued");
+  // Six or so a thread (two I/O threads): two turns run, the others wait.
+  constexpr int kConnections = 12;
+  constexpr int kRequests = 10000;
+  std::vector<protocol::Client> clients;
+  for (int c = 0; c < kConnections; ++c) clients.push_back(server.connect());
+  std::vector<uint32_t> noops;
+  for (int c = 0; c < kConnections; ++c) {
+    std::string batch;
+    for (int i = 0; i < kRequests; ++i) {
+      // Each key written twice, the second value last: order matters.
+      const int k = i % (kRequests / 2);
+      protocol::appendStore(batch, Opcode::kSetQ, clients[c].nextOpaque(),
+                            static_cast<uint16_t>(k % 1024),
+                            "q" + std::to_string(c) + "-" + std::to_string(k), std::to_string(i));
+    }
+    noops.push_back(clients[c].nextOpaque());
+    protocol::appendRequest(batch, {.opcode = Opcode::kNoop, .opaque = noops.back()});
+    ASSERT_TRUE(clients[c].sendRaw(batch).ok());
+  }
+  for (int c = 0; c < kConnections; ++c) {
+    auto answer = clients[c].readResponse();
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    EXPECT_EQ(answer->opaque, noops[c]) << "a quiet SET answered";
+  }
+  EXPECT_GE(statValue(admin, "", "read_turns_queued") - queued_before, 1);
+  for (int c = 0; c < kConnections; ++c) {
+    for (int k : {0, 1234, kRequests / 2 - 1}) {
+      auto got = admin.get(static_cast<uint16_t>(k % 1024),
+                           "q" + std::to_string(c) + "-" + std::to_string(k));
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(got->value, std::to_string(k + kRequests / 2)) << "the later SET wins";
+    }
+  }
+}
+
 // Each I/O thread runs its own io_context, and a connection stays on the
 // one it was given: the thread with the fewest open connections, the next
 // in turn among equals. Round robin alone would pile new connections onto
