@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -50,7 +51,7 @@ class SpareBlock {
   }
   // Frees the kept block, if any.
   void release() noexcept {
-    if (block_ != nullptr) ::operator delete(std::exchange(block_, nullptr), bytes_);
+    if (block_ != nullptr) ::operator delete(std::exchange(block_, nullptr));
   }
   // The bytes held (0 or one block's).
   size_t heldBytes() const noexcept { return block_ != nullptr ? bytes_ : 0; }
@@ -79,19 +80,22 @@ class SpareBlockAllocator {
       : spare_(other.spare_) {}
 
   T* allocate(size_t n) {
-    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "over-aligned types unsupported");
-    const size_t bytes = n * sizeof(T);
     if constexpr (std::is_same_v<T, Element>) {
+      static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
+                    "over-aligned elements unsupported");
+      const size_t bytes = n * sizeof(T);
       if (void* block = spare_->take(bytes)) return static_cast<T*>(block);
+      return static_cast<T*>(::operator new(bytes));
+    } else {
+      return std::allocator<T>().allocate(n);
     }
-    return static_cast<T*>(::operator new(bytes));
   }
   void deallocate(T* pointer, size_t n) noexcept {
-    const size_t bytes = n * sizeof(T);
     if constexpr (std::is_same_v<T, Element>) {
-      if (spare_->keep(pointer, bytes)) return;
+      if (!spare_->keep(pointer, n * sizeof(T))) ::operator delete(pointer);
+    } else {
+      std::allocator<T>().deallocate(pointer, n);
     }
-    ::operator delete(pointer, bytes);
   }
 
   template <typename U>
