@@ -21,8 +21,9 @@
 // Use: boost::asio::post(ex, base::withMemory(memory, handler)), and the same
 // for async_read_some / async_write_some. The wrapper forwards the call and
 // names a HandlerAllocator as the handler's allocator_type, which asio's
-// associated_allocator picks up; no other association changes (the
-// operation still runs on the I/O object's or the post's executor).
+// associated_allocator picks up. It forwards no other association, so wrap
+// only a handler that has none of its own (a plain lambda): the operation
+// then runs on the I/O object's or the post's executor, as it would unwrapped.
 //
 // Thread-safety: allocate() and deallocate() may be called from any thread
 // (the block is claimed and released with one atomic flag). The memory must
