@@ -3,7 +3,7 @@
 // A bucket whose config lists a replica under "simulated_replicas" gets one of
 // these per such replica. It receives the bucket's changes as a replica's DCP
 // stream would: given the vbucket map, it reads every vbucket's log through a
-// cursor of its own ("replica:<name>", a LogCursorReader), on its strand, when
+// cursor of its own ("replica:<name>", a LogCursorReader), on its I/O thread, when
 // the bucket marks a vbucket written (markDirty: a prepare at once, anything
 // else on the stream's 1 ms tick while records keep coming); each prepare it
 // reads it receives (onPrepare), and `ack_delay` (plus a random 0..`ack_jitter`) later
