@@ -112,6 +112,14 @@ class DurabilityMemory : public ::testing::TestWithParam<durability::TimeoutMode
         .ok();
   }
 
+  // A bucket over map_ whose one replica (replica1) nobody simulates: a
+  // SyncWrite stays pending until the test acknowledges it.
+  std::unique_ptr<durability::BucketDurability> makeBucket(const char* name) {
+    return std::make_unique<durability::BucketDurability>(
+        name, config_, map_, pool_, durability::testing::chainOf({"replica1"}),
+        clock::ClockRef::of(clock_));
+  }
+
   config::Configuration config_{config::Scope::kBucket};
   const bool loaded_ = load(config_, GetParam());
   vbucket::VBucketMap map_{config_, vbucket::VBucketState::kActive};
@@ -130,11 +138,7 @@ class IdleDurabilityMemory : public DurabilityMemory {};
 TEST_P(IdleDurabilityMemory, PerActiveVBucket) {
   ASSERT_TRUE(loaded_);
   std::unique_ptr<durability::BucketDurability> bucket;
-  const int64_t bytes = liveBytesAdded([&] {
-    bucket = std::make_unique<durability::BucketDurability>(
-        "idle", config_, map_, pool_, durability::testing::chainOf({"replica1"}),
-        clock::ClockRef::of(clock_));
-  });
+  const int64_t bytes = liveBytesAdded([&] { bucket = makeBucket("idle"); });
   RecordProperty("durability_bytes_for_1024_idle_vbuckets", static_cast<int>(bytes));
   const int64_t expected = GetParam() == durability::TimeoutMode::kEventDriven ? 1306167 : 1306510;
   EXPECT_EQ(bytes, expected) << "update the figures in durability/bucket_durability.h";
@@ -162,6 +166,18 @@ class PerTicketSink final : public server::ReplySink {
  private:
   std::vector<std::atomic<int>> counts_;
 };
+
+// A durable SET (majority, the bucket's default timeout) of `key` in vbucket
+// `vb`, answered to `sink` with the vbucket as the ticket (a LateReply, as the
+// server's).
+durability::WriteResult durableSet(durability::BucketDurability& bucket, size_t vb,
+                                   const std::string& key, const std::string& value,
+                                   PerTicketSink& sink) {
+  const durability::WriteRequest request{
+      durability::WriteOp::kSet, key, value, 1,
+      durability::Requirements{durability::Level::kMajority, durability::Timeout::bucketDefault()}};
+  return bucket.write(static_cast<durability::Vbid>(vb), request, server::LateReply(&sink, vb));
+}
 
 // The server's completion (server/command.h): a LateReply becomes a
 // durability::Completion without a heap allocation, and calling it reaches
@@ -200,9 +216,7 @@ TEST_P(PendingSyncWriteMemory, PerWriteBeyondKeyAndValue) {
   constexpr size_t kKeySize = 24;
   constexpr size_t kValueSize = 100;
   ASSERT_TRUE(loaded_);
-  durability::BucketDurability bucket("pending", config_, map_, pool_,
-                                      durability::testing::chainOf({"replica1"}),
-                                      clock::ClockRef::of(clock_));
+  std::unique_ptr<durability::BucketDurability> bucket = makeBucket("pending");
   // Answers per vbucket: each write's LateReply carries its vbucket as the
   // ticket.
   PerTicketSink answered(kVBuckets);
@@ -222,12 +236,8 @@ TEST_P(PendingSyncWriteMemory, PerWriteBeyondKeyAndValue) {
   const int64_t bytes = liveBytesAdded([&] {
     for (int i = 0; i < kPerVBucket; ++i) {
       for (size_t vb = 0; vb < kVBuckets; ++vb) {
-        durability::WriteRequest request{
-            durability::WriteOp::kSet, keys[static_cast<size_t>(i) * kVBuckets + vb], value, 1,
-            durability::Requirements{durability::Level::kMajority,
-                                     durability::Timeout::bucketDefault()}};
-        const auto result = bucket.write(static_cast<durability::Vbid>(vb), request,
-                                         server::LateReply(&answered, vb));
+        const auto result =
+            durableSet(*bucket, vb, keys[static_cast<size_t>(i) * kVBuckets + vb], value, answered);
         ASSERT_EQ(result.status, durability::WriteStatus::kPending);
       }
     }
@@ -252,7 +262,7 @@ TEST_P(PendingSyncWriteMemory, PerWriteBeyondKeyAndValue) {
       GetParam() == durability::TimeoutMode::kEventDriven ? 120833 : 120832;
   EXPECT_EQ(allocations, expected_allocations) << "update the figure in docs/memory.md";
   EXPECT_EQ(answered.count(0), kVBuckets) << "none answered yet";
-  bucket.shutdown(durability::AmbiguousReason::kShutdown);
+  bucket->shutdown(durability::AmbiguousReason::kShutdown);
   EXPECT_EQ(answered.count(kPerVBucket), kVBuckets) << "each answered once, at the shutdown";
 }
 
@@ -278,9 +288,7 @@ TEST_P(SteadySyncWriteAllocations, OnePerWriteItsItem) {
   constexpr int kWarmUp = 2000;
   constexpr int kMeasured = 20000;
   ASSERT_TRUE(loaded_);
-  durability::BucketDurability bucket("steady", config_, map_, pool_,
-                                      durability::testing::chainOf({"replica1"}),
-                                      clock::ClockRef::of(clock_));
+  std::unique_ptr<durability::BucketDurability> bucket = makeBucket("steady");
   PerTicketSink answered(kFlowVBuckets);
   std::vector<std::string> keys;
   for (size_t vb = 0; vb < kFlowVBuckets; ++vb) {
@@ -295,17 +303,13 @@ TEST_P(SteadySyncWriteAllocations, OnePerWriteItsItem) {
   size_t next = 0;  // writes made per vbucket
   auto round = [&] {
     for (size_t vb = 0; vb < kFlowVBuckets; ++vb) {
-      durability::WriteRequest request{
-          durability::WriteOp::kSet, keys[vb * kKeysPerVBucket + next % kKeysPerVBucket], value, 1,
-          durability::Requirements{durability::Level::kMajority,
-                                   durability::Timeout::bucketDefault()}};
-      const auto result = bucket.write(static_cast<durability::Vbid>(vb), request,
-                                       server::LateReply(&answered, vb));
+      const auto result = durableSet(
+          *bucket, vb, keys[vb * kKeysPerVBucket + next % kKeysPerVBucket], value, answered);
       ASSERT_EQ(result.status, durability::WriteStatus::kPending);
       durability::Seqno& slot = pending[vb][next % kPending];
       if (next >= kPending) {
         // The oldest pending write of this vbucket, acked: it commits.
-        ASSERT_TRUE(bucket.seqnoAcknowledged(static_cast<durability::Vbid>(vb), "replica1", slot));
+        ASSERT_TRUE(bucket->seqnoAcknowledged(static_cast<durability::Vbid>(vb), "replica1", slot));
       }
       slot = result.seqno;
     }
@@ -336,7 +340,7 @@ TEST_P(SteadySyncWriteAllocations, OnePerWriteItsItem) {
   EXPECT_EQ(answered.count(kWarmUp + kMeasured - static_cast<int>(kPending)),
             static_cast<int64_t>(kFlowVBuckets))
       << "every acked write committed once";
-  bucket.shutdown(durability::AmbiguousReason::kShutdown);
+  bucket->shutdown(durability::AmbiguousReason::kShutdown);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, SteadySyncWriteAllocations,
