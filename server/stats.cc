@@ -5,6 +5,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "durability/timeout_mode.h"
+#include "server/allocator.h"
 #include "server/version.h"
 
 namespace syncwrite::server {
@@ -21,6 +22,7 @@ StatList generalStats(const ServerContext& context) {
       {"pid", absl::StrCat(::getpid())},
       {"uptime", absl::StrCat(uptime.count())},
       {"version", std::string(serverNameAndVersion())},
+      {"allocator", allocatorName()},
       {"node_name", context.node_name},
       {"buckets", absl::StrCat(context.buckets.size())},
       {"connections", absl::StrCat(context.connections.load(std::memory_order_relaxed))},

@@ -10,7 +10,8 @@ syncwrite_test(server_integration_test server_durability_test.cc server_process_
   server_memory_test.cc server_flusher_test.cc server_network_abuse_test.cc
   LIBS syncwrite::protocol syncwrite::config syncwrite::command_line nlohmann_json::nlohmann_json)
 target_compile_definitions(server_integration_test
-  PRIVATE SYNCWRITE_SERVER_BINARY="$<TARGET_FILE:syncwrite-server>")
+  PRIVATE SYNCWRITE_SERVER_BINARY="$<TARGET_FILE:syncwrite-server>"
+          SYNCWRITE_SERVER_MALLOC="${SYNCWRITE_MALLOC}")
 add_dependencies(server_integration_test syncwrite-server)
 
 syncwrite_test(sasl_test sasl_test.cc LIBS syncwrite::sasl absl::strings)
