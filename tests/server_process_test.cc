@@ -217,7 +217,7 @@ TEST(ServerProcess, ReadsOfBusyConnectionsQueueTheirFirstTurn) {
   auto admin = server.connect();
   const int64_t queued_before = statValue(admin, "", "read_turns_queued");
   constexpr int kConnections = 12;  // six on each of the two I/O threads
-  constexpr int kRequests = 1500;   // ~60 KB a connection
+  constexpr int kRequests = 1000;   // ~43 KB a connection
   std::vector<protocol::Client> clients;
   for (int c = 0; c < kConnections; ++c) clients.push_back(server.connect());
   std::vector<uint32_t> noops;
