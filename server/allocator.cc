@@ -6,7 +6,9 @@
 
 namespace syncwrite::server {
 
-std::string allocatorName() {
+namespace {
+
+std::string lookUpAllocator() {
   // gperftools' tcmalloc exports tc_version() (gperftools/tcmalloc.h); the
   // lookup finds it only when the library is loaded.
   using TcVersion = const char* (*)(int* major, int* minor, const char** patch);
@@ -17,6 +19,15 @@ std::string allocatorName() {
   const char* patch = nullptr;
   const char* version = reinterpret_cast<TcVersion>(symbol)(&major, &minor, &patch);
   return absl::StrCat("tcmalloc (", version != nullptr ? version : "gperftools", ")");
+}
+
+}  // namespace
+
+std::string allocatorName() {
+  // A process's malloc cannot change once it runs: one lookup serves every
+  // STAT.
+  static const std::string name = lookUpAllocator();
+  return name;
 }
 
 }  // namespace syncwrite::server
