@@ -30,6 +30,35 @@ bool isKnownLevel(Level level) noexcept {
 
 }  // namespace
 
+ActiveDurabilityMonitor::TrackedWrite::TrackedWrite(vbucket::QueuedPrepare p,
+                                                    clock::TimePoint deadline, Level level,
+                                                    Completion&& c) noexcept
+    : prepare(std::move(p)),
+      completion(std::move(c)),
+      deadline_(std::min(deadline.time_since_epoch().count(), clock::Duration::rep{kNeverBits})),
+      level_(static_cast<uint8_t>(level)) {}
+
+clock::TimePoint ActiveDurabilityMonitor::TrackedWrite::deadline() const noexcept {
+  return deadline_ == kNeverBits ? clock::kNever : clock::TimePoint(clock::Duration(deadline_));
+}
+
+absl::string_view ActiveDurabilityMonitor::keyAt(uint32_t position) const noexcept {
+  return keyView(writes_[position - front_position_].prepare->key());
+}
+
+size_t ActiveDurabilityMonitor::PositionHash::operator()(uint32_t position) const noexcept {
+  return (*this)(monitor->keyAt(position));
+}
+
+size_t ActiveDurabilityMonitor::PositionHash::operator()(absl::string_view key) const noexcept {
+  return absl::Hash<absl::string_view>{}(key);
+}
+
+bool ActiveDurabilityMonitor::PositionEq::operator()(uint32_t a,
+                                                     absl::string_view key) const noexcept {
+  return monitor->keyAt(a) == key;
+}
+
 ActiveDurabilityMonitor::ActiveDurabilityMonitor(vbucket::VBucket& vb,
                                                  const DurabilitySettings& settings,
                                                  ReplicationTopology topology,
@@ -90,16 +119,15 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion&& co
   if (writes_.empty()) max_deadline_ = clock::TimePoint::min();
   const bool may_expire_behind = deadline < max_deadline_;
   max_deadline_ = std::max(max_deadline_, deadline);
-  TrackedWrite& tracked = writes_.emplace_back(
-      TrackedWrite{vb_.checkpointManager().queuePrepare(request.key, request.value, request.cas,
-                                                        deleted, request.meta),
-                   deadline, level, /*answered=*/false, may_expire_behind, std::move(completion)});
+  TrackedWrite& tracked =
+      writes_.emplace_back(vb_.checkpointManager().queuePrepare(request.key, request.value,
+                                                                request.cas, deleted, request.meta),
+                           deadline, level, std::move(completion));
   const Seqno seqno = tracked.seqno();
-  keys_.insert(tracked.prepare.item.get());
+  keys_.insert(front_position_ + static_cast<uint32_t>(writes_.size() - 1));
   if (may_expire_behind) {
     early_.push_back({deadline.time_since_epoch().count(), seqno});
     std::push_heap(early_.begin(), early_.end(), std::greater<>());
-    ++early_live_;
   }
   if (writes_.size() == 1 ||
       deadline.time_since_epoch().count() < next_deadline_.load(std::memory_order_relaxed)) {
@@ -152,7 +180,7 @@ void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
   bool head_changed = false;
   while (!writes_.empty()) {
     TrackedWrite& head = writes_.front();
-    if (!acks_.isSatisfied(head.prepare->seqno, head.level)) break;
+    if (!acks_.isSatisfied(head.prepare->seqno, head.level())) break;
     // Held by head.prepare until it moves into the hash table, its last use.
     const vbucket::Item& prepare = *head.prepare;
     Resolution r = resolutionOf(prepare, vb_.id());
@@ -161,13 +189,13 @@ void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
     // as it is (no copy of the key or the value).
     r.resolution_seqno =
         vb_.checkpointManager().queueResolution(vbucket::QueueOp::kCommit, head.prepare);
-    keys_.erase(&prepare);
+    keys_.erase(front_position_);  // while the head still holds the key
     if (prepare.deleted) {
       vb_.hashTable().erase(prepare.key());
     } else {
       vb_.hashTable().setCommitted(std::move(head.prepare.item));
     }
-    if (head.answered) {
+    if (head.answered()) {
       ++counters_.committed_after_answer;  // its client heard "ambiguous" at its deadline
     } else {
       resolved.add(std::move(head.completion), r);
@@ -185,18 +213,18 @@ void ActiveDurabilityMonitor::processTimeout(clock::TimePoint now, ResolvedWrite
   // no listener to tell either).
   if (next_deadline_.load(std::memory_order_acquire) >= now.time_since_epoch().count()) return;
   base::MutexLock lock(mutex_);
-  while (!writes_.empty() && writes_.front().deadline < now) {
+  while (!writes_.empty() && writes_.front().deadline() < now) {
     TrackedWrite& head = writes_.front();
     const Seqno abort_seqno =
         vb_.checkpointManager().queueResolution(vbucket::QueueOp::kAbort, head.prepare);
-    if (!head.answered) {
+    if (!head.answered()) {
       Resolution r = resolutionOf(*head.prepare, vb_.id());
       r.reason = AmbiguousReason::kTimeout;
       r.resolution_seqno = abort_seqno;
       resolved.add(std::move(head.completion), r);
     }
     ++counters_.aborted_timeout;
-    keys_.erase(head.prepare.item.get());
+    keys_.erase(front_position_);
     popHeadLocked();
   }
   answerExpiredLocked(now, resolved);
@@ -210,13 +238,10 @@ void ActiveDurabilityMonitor::answerExpiredLocked(clock::TimePoint now, Resolved
     TrackedWrite& w = writeWithSeqnoLocked(top->seqno);
     std::pop_heap(early_.begin(), early_.end(), std::greater<>());
     early_.pop_back();
-    --early_live_;
-    w.in_heap = false;
-    w.answered = true;
     Resolution r = resolutionOf(*w.prepare, vb_.id());
     r.reason = AmbiguousReason::kTimeout;  // nothing queued yet: resolution_seqno 0
     resolved.add(std::move(w.completion), r);
-    w.completion = nullptr;
+    w.completion = nullptr;  // answered()
     ++counters_.answered_behind_head;
   }
 }
@@ -247,7 +272,7 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
   if (writes_.empty()) return;
   keys_.clear();
   for (TrackedWrite& w : writes_) {
-    if (w.answered) continue;  // answered at its deadline already
+    if (w.answered()) continue;  // answered at its deadline already
     Resolution r = resolutionOf(*w.prepare, vb_.id());
     r.reason = reason;  // ambiguous, nothing queued
     resolved.add(std::move(w.completion), r);
@@ -255,7 +280,6 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
   }
   writes_.clear();
   early_.clear();
-  early_live_ = 0;
   publishLocked();
 }
 
@@ -279,19 +303,19 @@ void ActiveDurabilityMonitor::setDeadlineListener(DeadlineListener* listener) {
   }
 }
 
-// The caller has erased the head's key (before a commit moves the item the
-// key set points to).
+// The caller has erased the head's position from keys_ (before a commit
+// moves the item its hash reads the key from).
 void ActiveDurabilityMonitor::popHeadLocked() {
-  if (writes_.front().in_heap) --early_live_;
   writes_.pop_front();
+  ++front_position_;
   if (writes_.empty()) {
     early_.clear();
-    early_live_ = 0;
     return;
   }
-  // Rebuilt once stale entries outnumber the live ones: O(1) amortised per
-  // write that left, and the heap stays at most twice the writes in it.
-  if (early_.size() > 2 * early_live_ + 16) {
+  // Rebuilt once it holds more than twice the writes tracked (plus 16): the
+  // live entries are at most one a write, so more than half of it is stale
+  // and dropped — O(1) amortised per entry pushed.
+  if (early_.size() > 2 * writes_.size() + 16) {
     const Seqno front = writes_.front().seqno();
     std::erase_if(early_, [front](const EarlyEntry& e) { return e.seqno < front; });
     std::make_heap(early_.begin(), early_.end(), std::greater<>());
@@ -302,7 +326,7 @@ void ActiveDurabilityMonitor::publishLocked() {
   clock::Duration::rep head = kNeverRep;
   clock::Duration::rep next = kNeverRep;
   if (!writes_.empty()) {
-    head = writes_.front().deadline.time_since_epoch().count();
+    head = writes_.front().deadline().time_since_epoch().count();
     next = head;
     if (const EarlyEntry* top = earlyTopLocked()) next = std::min(next, top->deadline);
   }

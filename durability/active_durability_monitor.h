@@ -26,8 +26,9 @@
 // to a ResolvedWrites under the lock; the caller notifies them after it.
 //
 // Keys: a key with a write in flight refuses another (kSyncWriteInProgress),
-// plain or durable — a set of the tracked prepares, hashed and compared by
-// key (8 bytes a slot, where views of the keys took 16).
+// plain or durable — a set of the tracked writes' positions in the deque,
+// hashed and compared by their prepares' keys (4 bytes a slot, where a
+// pointer to the prepare took 8 and a view of the key 16).
 //
 // The next deadline: the earliest time at which processTimeout() has work —
 // the head's deadline, or an earlier one of an unanswered write behind it.
@@ -36,7 +37,8 @@
 // the same timeout) are also kept in a min-heap by deadline, so finding the
 // next deadline is O(1) and adding one O(log of them). Heap entries of
 // writes that left are skipped when they reach the top, and the heap is
-// rebuilt once they outnumber the live ones, so it stays O(writes tracked).
+// rebuilt once it holds more than twice the writes tracked (plus 16), so it
+// stays O(writes tracked).
 //
 // Timers: an optional DeadlineListener (the bucket's event-driven timeout
 // task) is told, under the lock, the next deadline whenever it becomes
@@ -77,6 +79,7 @@
 #include <vector>
 
 #include <absl/container/flat_hash_set.h>
+#include <absl/strings/string_view.h>
 
 #include "base/mutex.h"
 #include "base/spare_block.h"
@@ -85,7 +88,6 @@
 #include "durability/resolved_writes.h"
 #include "durability/sync_write.h"
 #include "durability/topology.h"
-#include "vbucket/item_key.h"
 #include "vbucket/vbucket.h"
 #include "vbucket/vbucket_set.h"
 
@@ -203,16 +205,50 @@ class ActiveDurabilityMonitor {
   vbucket::VBucket& vbucket() const noexcept { return vb_; }
 
  private:
-  struct TrackedWrite {
-    vbucket::QueuedPrepare prepare;  // key, value, cas, seqno, deleted; its resolution entry
-    clock::TimePoint deadline;
-    Level level;
-    bool answered = false;  // its completion was called at its deadline, behind the head
-    bool in_heap = false;   // has an entry in early_
-    Completion completion;
+  // 40 bytes on x86-64, twelve to a 480-byte deque block: the deadline and
+  // the level share 8 bytes, and a write answered at its deadline is one
+  // whose completion was called (and so is empty).
+  class TrackedWrite {
+   public:
+    TrackedWrite(vbucket::QueuedPrepare p, clock::TimePoint deadline, Level level,
+                 Completion&& c) noexcept;
 
+    clock::TimePoint deadline() const noexcept;
+    Level level() const noexcept { return static_cast<Level>(level_); }
+    // Its completion was called at its deadline, behind the head.
+    bool answered() const noexcept { return !completion; }
     Seqno seqno() const noexcept { return prepare->seqno; }
+
+    vbucket::QueuedPrepare prepare;  // key, value, cas, seqno, deleted; its resolution entry
+    Completion completion;           // empty once answered
+
+   private:
+    // The deadline's count in 62 bits: 73 years either side of the clock's
+    // epoch, beyond which it is clock::kNever (Timeout::infinite()).
+    static constexpr int64_t kNeverBits = (int64_t{1} << 61) - 1;
+    int64_t deadline_ : 62;
+    uint8_t level_ : 2;
   };
+  static_assert(sizeof(TrackedWrite) == 40,
+                "TrackedWrite grew: a pending write costs more (docs/memory.md)");
+  // The position of writes_[i] is front_position_ + i (mod 2^32): what keys_
+  // holds. Hashes and compares a position by its write's key, and a key as
+  // itself. Used only under mutex_, as every call on keys_ is.
+  struct PositionHash {
+    using is_transparent = void;
+    const ActiveDurabilityMonitor* monitor;
+    size_t operator()(uint32_t position) const noexcept;
+    size_t operator()(absl::string_view key) const noexcept;
+  };
+  struct PositionEq {
+    using is_transparent = void;
+    const ActiveDurabilityMonitor* monitor;
+    bool operator()(uint32_t a, uint32_t b) const noexcept { return a == b; }
+    bool operator()(uint32_t a, absl::string_view key) const noexcept;
+  };
+  // The key of the write at `position`. Requires mutex_ held (keys_'s hash
+  // and equality run only inside calls on keys_, all made under it).
+  absl::string_view keyAt(uint32_t position) const noexcept ABSL_NO_THREAD_SAFETY_ANALYSIS;
   // A write that may expire behind the head; ordered earliest first. Found
   // in writes_ by its prepare's seqno (writes_ is in seqno order); stale
   // once that is below the head's.
@@ -251,12 +287,12 @@ class ActiveDurabilityMonitor {
   base::SpareBlock spare_;
   using Writes = std::deque<TrackedWrite, base::SpareBlockAllocator<TrackedWrite>>;
   Writes writes_ ABSL_GUARDED_BY(mutex_){base::SpareBlockAllocator<TrackedWrite>(spare_)};
-  // writes_[i].prepare's items.
-  absl::flat_hash_set<const vbucket::Item*, vbucket::ItemKeyHash, vbucket::ItemKeyEq> keys_
-      ABSL_GUARDED_BY(mutex_);
+  uint32_t front_position_ ABSL_GUARDED_BY(mutex_) = 0;  // writes_.front()'s position
+  // The positions of writes_ (every one, by its key).
+  absl::flat_hash_set<uint32_t, PositionHash, PositionEq> keys_ ABSL_GUARDED_BY(mutex_){
+      0, PositionHash{this}, PositionEq{this}};
   // Min-heap (std::greater) of the writes that may expire behind the head.
   std::vector<EarlyEntry> early_ ABSL_GUARDED_BY(mutex_);
-  size_t early_live_ ABSL_GUARDED_BY(mutex_) = 0;  // entries whose write is tracked
   // The latest deadline of the writes added since writes_ was last empty.
   clock::TimePoint max_deadline_ ABSL_GUARDED_BY(mutex_) = clock::TimePoint::min();
   AckState acks_ ABSL_GUARDED_BY(mutex_);

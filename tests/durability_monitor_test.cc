@@ -284,6 +284,31 @@ TEST_F(MonitorTest, AbortAllAnswersAmbiguousAndQueuesNothing) {
   EXPECT_EQ(write("a").status, WriteStatus::kPending) << "not closed: still accepts";
 }
 
+// The key set holds each write's position in the deque, which shifts as the
+// head leaves and restarts when abortAll() empties it.
+TEST_F(MonitorTest, KeysStayBusyExactlyWhileTheirWritesAreTracked) {
+  for (const char* key : {"a", "b", "c"}) ASSERT_EQ(write(key).status, WriteStatus::kPending);
+  ack(1);  // commits "a"
+  EXPECT_EQ(writePlain("a").status, WriteStatus::kCommitted) << "its write left";
+  for (const char* key : {"b", "c"}) {
+    EXPECT_EQ(writePlain(key).status, WriteStatus::kSyncWriteInProgress) << key;
+  }
+  ASSERT_EQ(write("a").status, WriteStatus::kPending);
+  EXPECT_EQ(write("a").status, WriteStatus::kSyncWriteInProgress);
+  ack(2);  // commits "b"
+  EXPECT_EQ(write("b").status, WriteStatus::kPending);
+  for (const char* key : {"c", "a", "b"}) {
+    EXPECT_EQ(write(key).status, WriteStatus::kSyncWriteInProgress) << key;
+  }
+  ResolvedWrites resolved;
+  monitor_.abortAll(AmbiguousReason::kLeftActive, /*close=*/false, resolved);
+  resolved.notify();
+  for (const char* key : {"c", "b"}) ASSERT_EQ(write(key).status, WriteStatus::kPending) << key;
+  EXPECT_EQ(write("c").status, WriteStatus::kSyncWriteInProgress);
+  EXPECT_EQ(write("b").status, WriteStatus::kSyncWriteInProgress);
+  EXPECT_EQ(writePlain("a").status, WriteStatus::kCommitted);
+}
+
 TEST_F(MonitorTest, AClosedMonitorRefusesEveryWrite) {
   ResolvedWrites resolved;
   monitor_.abortAll(AmbiguousReason::kShutdown, /*close=*/true, resolved);
