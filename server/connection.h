@@ -123,6 +123,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -136,9 +137,9 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
 
-#include "base/fifo.h"
 #include "base/handler_memory.h"
 #include "base/mutex.h"
+#include "base/spare_block.h"
 #include "server/answer_slot.h"
 #include "server/dispatcher.h"
 #include "server/protocol/packet_reader.h"
@@ -287,9 +288,17 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // Taken only behind an answer still owed (answer_slot.h); the bytes of
   // their kInline answers are behind_out_[behind_sent_..], in slot order,
   // and those of kOutOfLine ones are in out_of_line_ by sequence number.
-  // Keeps room for a quarter of kMaxSlots (8 KiB) once emptied, as the
-  // other per-connection buffers keep a bounded capacity.
-  base::Fifo<AnswerSlot, kMaxSlots / 4> slots_;
+  // A deque of 512-byte blocks (16 slots) that keeps the last four blocks it
+  // freed (base/spare_block.h: a batch of 32 pipelined requests crosses two
+  // or three blocks in, then out): it grows a block at a time, so a
+  // connection with many SyncWrites pending neither leaves the smaller rings
+  // it outgrew in the allocator's free lists nor holds up to twice the room
+  // it uses, as a doubling ring (base::Fifo) did until 2026-11-28. Emptied,
+  // it keeps its first block, the spares (up to 2 KiB) and its map of
+  // blocks, where the ring kept up to 8 KiB.
+  base::SpareBlock slots_spare_{4};  // declared first: it outlives slots_
+  std::deque<AnswerSlot, base::SpareBlockAllocator<AnswerSlot>> slots_{
+      base::SpareBlockAllocator<AnswerSlot>(slots_spare_)};
   uint64_t first_slot_seq_ = 0;  // the sequence number of slots_.front()
   std::string behind_out_;
   size_t behind_sent_ = 0;

@@ -1,7 +1,8 @@
 // base::SpareBlock and SpareBlockAllocator: the last freed block of the
 // element type comes back at the next allocation of its size; other sizes and
 // rebound types go to the heap; a deque used as a queue keeps at most one
-// block. (tests/idle_memory_test.cc counts what this saves a monitor.)
+// block, or as many as it is told, and then bursts allocate nothing.
+// (tests/idle_memory_test.cc counts what this saves a monitor.)
 #include <algorithm>
 #include <deque>
 #include <memory>
@@ -38,6 +39,22 @@ TEST(SpareBlock, KeepsOneBlockAndFreesTheRest) {
   alloc.deallocate(a, 16);
 }
 
+TEST(SpareBlock, KeepsAsManyBlocksAsToldLastFreedFirst) {
+  SpareBlock spare(3);
+  SpareBlockAllocator<int> alloc(spare);
+  int* blocks[4];
+  for (int*& b : blocks) b = alloc.allocate(16);
+  for (int* b : blocks) alloc.deallocate(b, 16);  // the fourth goes to the heap
+  EXPECT_EQ(spare.heldBytes(), 3 * 16 * sizeof(int));
+  EXPECT_EQ(spare.take(8 * sizeof(int)), nullptr) << "another size";
+  EXPECT_EQ(alloc.allocate(16), blocks[2]);
+  EXPECT_EQ(alloc.allocate(16), blocks[1]);
+  EXPECT_EQ(alloc.allocate(16), blocks[0]);
+  EXPECT_EQ(spare.heldBytes(), 0u);
+  for (int i = 0; i < 3; ++i) alloc.deallocate(blocks[i], 16);
+  // The destructor frees the three it keeps (ASan's leak check).
+}
+
 TEST(SpareBlock, AReboundAllocatorNeverKeeps) {
   SpareBlock spare;
   SpareBlockAllocator<int> alloc(spare);
@@ -64,6 +81,33 @@ TEST(SpareBlock, ADequeUsedAsAQueueHoldsAtMostOneSpareBlock) {
   EXPECT_EQ(most_held, 512u) << "one block of libstdc++'s 512 bytes, never more";
   queue.clear();
   queue.shrink_to_fit();
+}
+
+// A burst crosses several blocks in and then out (a connection's answer
+// slots: docs/benchmarks.md): with as many spares as the burst's blocks,
+// every block after the first burst is one it freed.
+TEST(SpareBlock, BurstsOfKBlocksComeBackFromKSpares) {
+  constexpr int kBurst = 3;
+  for (const uint16_t spares : {uint16_t{1}, uint16_t{kBurst}}) {
+    SpareBlock spare(spares);
+    SpareBlockAllocator<int> alloc(spare);
+    int from_heap = 0;
+    for (int round = 0; round < 100; ++round) {
+      int* blocks[kBurst];
+      for (int*& b : blocks) {
+        const size_t held = spare.heldBytes();
+        b = alloc.allocate(128);
+        if (spare.heldBytes() == held) ++from_heap;
+      }
+      for (int* b : blocks) alloc.deallocate(b, 128);
+    }
+    if (spares == kBurst) {
+      EXPECT_EQ(from_heap, kBurst) << "only the first burst's";
+    } else {
+      EXPECT_EQ(from_heap, kBurst + 99 * (kBurst - 1)) << "all but one block of each later burst";
+    }
+    EXPECT_EQ(spare.heldBytes(), size_t{spares} * 128 * sizeof(int));
+  }
 }
 
 }  // namespace
