@@ -35,7 +35,8 @@ ActiveDurabilityMonitor::TrackedWrite::TrackedWrite(vbucket::QueuedPrepare p,
                                                     Completion&& c) noexcept
     : prepare(std::move(p)),
       completion(std::move(c)),
-      deadline_(std::min(deadline.time_since_epoch().count(), clock::Duration::rep{kNeverBits})),
+      deadline_(std::clamp(deadline.time_since_epoch().count(), clock::Duration::rep{-kNeverBits},
+                           clock::Duration::rep{kNeverBits})),
       level_(static_cast<uint8_t>(level)) {}
 
 clock::TimePoint ActiveDurabilityMonitor::TrackedWrite::deadline() const noexcept {

@@ -224,7 +224,8 @@ class ActiveDurabilityMonitor {
 
    private:
     // The deadline's count in 62 bits: 73 years either side of the clock's
-    // epoch, beyond which it is clock::kNever (Timeout::infinite()).
+    // epoch. Later is clock::kNever (Timeout::infinite()); earlier, 73 years
+    // before it (no deadline is: the clock starts at its epoch).
     static constexpr int64_t kNeverBits = (int64_t{1} << 61) - 1;
     int64_t deadline_ : 62;
     uint8_t level_ : 2;
