@@ -45,7 +45,7 @@ TEST(SpareBlock, KeepsAsManyBlocksAsToldLastFreedFirst) {
   int* blocks[4];
   for (int*& b : blocks) b = alloc.allocate(16);
   for (int* b : blocks) alloc.deallocate(b, 16);  // the fourth goes to the heap
-  EXPECT_EQ(spare.heldBytes(), 3 * 16 * sizeof(int));
+  EXPECT_EQ(spare.heldBytes(), size_t{3} * 16 * sizeof(int));
   EXPECT_EQ(spare.take(8 * sizeof(int)), nullptr) << "another size";
   EXPECT_EQ(alloc.allocate(16), blocks[2]);
   EXPECT_EQ(alloc.allocate(16), blocks[1]);
