@@ -21,7 +21,36 @@ std::string lookUpAllocator() {
   return absl::StrCat("tcmalloc (", version != nullptr ? version : "gperftools", ")");
 }
 
+// gperftools' C entry point for MallocExtension::GetNumericProperty
+// (gperftools/malloc_extension_c.h), or null when tcmalloc is not loaded.
+using GetNumericProperty = int (*)(const char* property, size_t* value);
+GetNumericProperty lookUpGetNumericProperty() {
+  return reinterpret_cast<GetNumericProperty>(
+      ::dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty"));
+}
+
+// The properties gperftools 2.10 documents, in the order its own report
+// (MallocExtension::GetStats) gives them.
+constexpr const char* kProperties[] = {
+    "generic.current_allocated_bytes",       "generic.heap_size",
+    "tcmalloc.pageheap_free_bytes",          "tcmalloc.pageheap_unmapped_bytes",
+    "tcmalloc.central_cache_free_bytes",     "tcmalloc.transfer_cache_free_bytes",
+    "tcmalloc.thread_cache_free_bytes",      "tcmalloc.current_total_thread_cache_bytes",
+    "tcmalloc.max_total_thread_cache_bytes",
+};
+
 }  // namespace
+
+std::vector<std::pair<std::string, size_t>> allocatorProperties() {
+  static const GetNumericProperty get = lookUpGetNumericProperty();
+  std::vector<std::pair<std::string, size_t>> out;
+  if (get == nullptr) return out;
+  for (const char* name : kProperties) {
+    size_t value = 0;
+    if (get(name, &value) != 0) out.emplace_back(name, value);
+  }
+  return out;
+}
 
 std::string allocatorName() {
   // A process's malloc cannot change once it runs: one lookup serves every

@@ -164,10 +164,21 @@ nlohmann::json durabilityStatsJson(const durability::DurabilityStats& s) {
   };
 }
 
+// The process's malloc and, for tcmalloc, where its bytes are (kv_engine's
+// memcached answers "stats allocator" with its allocator's report too).
+StatList allocatorStats() {
+  StatList stats{{"allocator", allocatorName()}};
+  for (const auto& [name, value] : allocatorProperties()) {
+    stats.emplace_back(name, absl::StrCat(value));
+  }
+  return stats;
+}
+
 absl::StatusOr<StatList> collectStats(const ServerContext& context, Bucket* selected,
                                       std::string_view group) {
   if (group.empty()) return generalStats(context);
   if (group == "tasks") return taskStats(context);
+  if (group == "allocator") return allocatorStats();
   if (group == "durability" || group == "config" || group == "memory") {
     if (selected == nullptr) {
       return absl::FailedPreconditionError(
@@ -177,7 +188,8 @@ absl::StatusOr<StatList> collectStats(const ServerContext& context, Bucket* sele
     return group == "durability" ? durabilityStats(*selected) : configStats(*selected);
   }
   return absl::NotFoundError(absl::StrCat("unknown stat group '", std::string(group),
-                                          "' (known: \"\", durability, config, memory, tasks)"));
+                                          "' (known: \"\", allocator, durability, config, memory, "
+                                          "tasks)"));
 }
 
 }  // namespace syncwrite::server

@@ -403,6 +403,36 @@ TEST(ServerProcess, ReportsTheAllocatorItWasBuiltWith) {
   }
 }
 
+// STAT allocator: the malloc's name, and with tcmalloc where its bytes are.
+TEST(ServerProcess, StatAllocatorSaysWhereTheHeapIs) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start());
+  auto client = server.connect("");
+  auto stats = client.stats("allocator");
+  ASSERT_TRUE(stats.ok());
+  ASSERT_TRUE(stats->ok()) << stats->error_context;
+  auto general = client.stats("");
+  ASSERT_TRUE(general.ok());
+  EXPECT_EQ(stats->find("allocator"), general->find("allocator"));
+  if (std::string_view(SYNCWRITE_SERVER_MALLOC) != "tcmalloc") {
+    EXPECT_EQ(stats->stats.size(), 1u) << "only the name without tcmalloc";
+    return;
+  }
+  auto number = [&](const std::string& name) -> int64_t {
+    const std::optional<std::string> value = stats->find(name);
+    return value ? std::stoll(*value) : -1;
+  };
+  const int64_t allocated = number("generic.current_allocated_bytes");
+  const int64_t heap = number("generic.heap_size");
+  EXPECT_GT(allocated, 0);
+  EXPECT_GE(heap, allocated) << "the heap holds what is allocated";
+  for (const char* cache :
+       {"tcmalloc.pageheap_free_bytes", "tcmalloc.central_cache_free_bytes",
+        "tcmalloc.transfer_cache_free_bytes", "tcmalloc.thread_cache_free_bytes"}) {
+    EXPECT_GE(number(cache), 0) << cache;
+  }
+}
+
 TEST(ServerProcess, ConnectionsBeyondMaxConnectionsAreClosed) {
   ServerProcess server;
   ASSERT_TRUE(server.start(R"({"max_connections": 1, "buckets": {"default": {}}})"));
