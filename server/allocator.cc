@@ -29,13 +29,18 @@ GetNumericProperty lookUpGetNumericProperty() {
       ::dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty"));
 }
 
-// The properties gperftools 2.10 documents, in the order its own report
-// (MallocExtension::GetStats) gives them.
+// Every byte count gperftools 2.10 documents for GetNumericProperty
+// (gperftools/malloc_extension.h).
 constexpr const char* kProperties[] = {
-    "generic.current_allocated_bytes",       "generic.heap_size",
-    "tcmalloc.pageheap_free_bytes",          "tcmalloc.pageheap_unmapped_bytes",
-    "tcmalloc.central_cache_free_bytes",     "tcmalloc.transfer_cache_free_bytes",
-    "tcmalloc.thread_cache_free_bytes",      "tcmalloc.current_total_thread_cache_bytes",
+    "generic.current_allocated_bytes",
+    "generic.heap_size",
+    "generic.total_physical_bytes",
+    "tcmalloc.pageheap_free_bytes",
+    "tcmalloc.pageheap_unmapped_bytes",
+    "tcmalloc.central_cache_free_bytes",
+    "tcmalloc.transfer_cache_free_bytes",
+    "tcmalloc.thread_cache_free_bytes",
+    "tcmalloc.current_total_thread_cache_bytes",
     "tcmalloc.max_total_thread_cache_bytes",
 };
 

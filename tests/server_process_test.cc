@@ -426,6 +426,7 @@ TEST(ServerProcess, StatAllocatorSaysWhereTheHeapIs) {
   const int64_t heap = number("generic.heap_size");
   EXPECT_GT(allocated, 0);
   EXPECT_GE(heap, allocated) << "the heap holds what is allocated";
+  EXPECT_GE(number("generic.total_physical_bytes"), allocated) << "in pages that are mapped";
   for (const char* cache :
        {"tcmalloc.pageheap_free_bytes", "tcmalloc.central_cache_free_bytes",
         "tcmalloc.transfer_cache_free_bytes", "tcmalloc.thread_cache_free_bytes"}) {
