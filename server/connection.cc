@@ -8,6 +8,7 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 
+#include "server/busy_yield.h"
 #include "server/log.h"
 #include "server/protocol/request.h"
 #include "server/protocol/response_encoder.h"
@@ -108,7 +109,8 @@ void Connection::takeTurn() {
   // first (connection.h, "Late answers"). No lock unless a SyncWrite of
   // this connection is pending.
   if (unordered_pending_ != 0) fillFromInbox(/*drain=*/false);
-  if (processBuffered()) {
+  const bool budget_spent = processBuffered();
+  if (budget_spent) {
     // More is buffered than one turn may execute: send what is answered, and
     // go on when the TurnQueue says (connection.h, "Fairness").
     context_.read_turns_yielded.fetch_add(1, std::memory_order_relaxed);
@@ -117,6 +119,13 @@ void Connection::takeTurn() {
     doRead();
   }
   flush();
+  if (budget_spent) yieldIfBusy();
+}
+
+void Connection::yieldIfBusy() {
+  if (BusyYield::forThisThread().atYieldPoint()) {
+    context_.io_busy_yields.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void Connection::startTurn() {
@@ -298,6 +307,7 @@ void Connection::DrainTurn::startTurn() {
 void Connection::drainInbox() {
   fillFromInbox(/*drain=*/true);
   flush();
+  yieldIfBusy();
 }
 
 void Connection::fillFromInbox(bool drain) {

@@ -48,7 +48,11 @@
 // running it in the read's completion: one epoll wake-up can complete up to
 // 128 such reads, and their turns of 20 requests each ran back to back
 // before the reactor looked again (~10 ms at 300 pipelining connections). A
-// light connection's read (a request or a few) still runs at once.
+// light connection's read (a request or a few) still runs at once. Last,
+// the I/O thread itself gives way: after a turn that spent its budget, or a
+// drain of late answers, once it has run a millisecond without sleeping it
+// lets the threads waiting for its CPU go first (busy_yield.h), which the
+// kernel would otherwise do only at its next tick.
 //
 // Idle and stalled (connection_idle_time, unless 0): a timer on the strand,
 // re-armed only when it fires, closes a connection that made no progress
@@ -216,6 +220,10 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // Executes up to kRequestsPerTurn buffered requests; true when it stopped
   // at that budget with more possibly buffered.
   bool processBuffered();
+  // After a turn that spent its budget or a drain: lets the threads waiting
+  // for this I/O thread's CPU run first once it has been busy a whole slice
+  // (busy_yield.h), and counts it (io_busy_yields).
+  void yieldIfBusy();
   void handlePacket(const protocol::Packet& packet);
   void handleUnordered(const protocol::Request& request);
   // On the strand: a request was deferred; the connection owes its answer.

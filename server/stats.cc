@@ -32,6 +32,7 @@ StatList generalStats(const ServerContext& context) {
        absl::StrCat(context.rejected_connections.load(std::memory_order_relaxed))},
       {"read_turns_yielded",
        absl::StrCat(context.read_turns_yielded.load(std::memory_order_relaxed))},
+      {"io_busy_yields", absl::StrCat(context.io_busy_yields.load(std::memory_order_relaxed))},
       {"read_turns_queued",
        absl::StrCat(context.read_turns_queued.load(std::memory_order_relaxed))},
       {"idle_connections_closed",
