@@ -46,10 +46,15 @@ writers run SCHED_IDLE unless --writers-sched normal (see WRITERS_SCHED), on
 Usage (./dev bench storm runs it):
   storm.py --bin build/release/bin [--n 10000,100000,300000] [--modes event-driven,polling]
            [--timeout-ms 4000] [--json out.json] [--shutdown-only] [--writers-sched idle|normal]
-           [--writer-threads 2]
+           [--writer-threads 2] [--keep DIR]
+
+--keep DIR keeps each run's files (the bystander's slow requests among them)
+in DIR/<N>_<mode>, and the clock offset stall_anatomy.py needs to place them
+in a `perf sched` record.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -448,15 +453,38 @@ def run_pair(bin_dir, n, mode, timeout_ms, workdir):
     return alone
 
 
+@contextlib.contextmanager
+def work_directory(keep):
+    """A temporary directory, or `keep` (created if need be, never removed)
+    with clock.json in it: wall clock minus CLOCK_MONOTONIC, which perf
+    sched records with -k CLOCK_MONOTONIC (stall_anatomy.py)."""
+    if not keep:
+        with tempfile.TemporaryDirectory(prefix="storm_") as workdir:
+            yield workdir
+        return
+    os.makedirs(keep, exist_ok=True)
+    with open(os.path.join(keep, "clock.json"), "w") as f:
+        json.dump({"unix_minus_monotonic_s": time.time() - time.monotonic()}, f)
+    yield keep
+
+
+def run_directory(workdir, n, mode):
+    """Where one N and mode's run files go."""
+    path = os.path.join(workdir, f"{n}_{mode}")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
 def shutdown_only(args):
     """SIGTERM to exit for each N and mode, the clients gone and connected."""
     print("| N | mode | SIGTERM to exit: clients gone | clients connected |")
     print("|---|---|---|---|")
     failed = 0
-    with tempfile.TemporaryDirectory(prefix="storm_") as workdir:
+    with work_directory(args.keep) as workdir:
         for n in (int(x) for x in args.n.split(",")):
             for mode in args.modes.split(","):
-                runs = [shutdown_seconds(args.bin, n, mode, workdir, departed=gone)
+                runs = [shutdown_seconds(args.bin, n, mode, run_directory(workdir, n, mode),
+                                         departed=gone)
                         for gone in (True, False)]
                 failed += sum(r["exit_code"] != 0 or not r["drained"] for r in runs)
                 print(f"| {n:,} | {mode} | {runs[0]['seconds']:.2f} s | {runs[1]['seconds']:.2f} s |")
@@ -477,6 +505,8 @@ def main():
     # pending, and the run then had no RSS or resolution figures.
     parser.add_argument("--timeout-ms", type=int, default=4000)
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--keep", help="keep each run's files in this directory "
+                        "(for stall_anatomy.py)")
     parser.add_argument("--writers-sched", choices=("idle", "normal"), default="idle",
                         help="the writers' scheduling policy: SCHED_IDLE (default: they stand "
                         "for clients on other machines) or normal")
@@ -495,11 +525,12 @@ def main():
         shutdown_only(args)
         return
     results = []
-    with tempfile.TemporaryDirectory(prefix="storm_") as workdir:
+    with work_directory(args.keep) as workdir:
         for n in (int(x) for x in args.n.split(",")):
             for mode in args.modes.split(","):
                 print(f"storm: N={n}, {mode}", file=sys.stderr)
-                results.append(run_pair(args.bin, n, mode, args.timeout_ms, workdir))
+                results.append(run_pair(args.bin, n, mode, args.timeout_ms,
+                                        run_directory(workdir, n, mode)))
 
     print(f"| N | mode | accepted in | RSS per pending write (whole RSS) | late p50 / p99 / max "
           f"(answer − {args.timeout_ms} ms timeout) | server: late p50 / p99 / max | early "
