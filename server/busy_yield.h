@@ -3,18 +3,19 @@
 // at the points where its connections already give way to each other: a
 // turn that stopped at Connection::kRequestsPerTurn, a drain of late answers.
 //
-// Why. The kernel gives a running thread's CPU to one that woke only once
-// the running one's time slice is used up, and it looks at the scheduler
-// tick: every 4 ms at CONFIG_HZ=250 (the benchmark machine's kernel,
-// docs/benchmarks.md). When runnable threads outnumber the cores (both I/O
-// threads busy with a storm of pipelined writes, the NonIO workers, clients
-// on the same machine), a light client's request waited one or two ticks
-// at each hop: for the I/O thread to run its read, then for the client to
-// run the answer. perf sched over bench/timeout_storm put most of each
-// bystander stall over 5 ms in such waits, and under a millisecond in the
-// server's own queues (docs/benchmarks.md, "Bystander stalls are the
-// scheduler's"). A busy I/O thread that yields after a slice holds the
-// others back by about the slice, not by the tick.
+// Why. On the benchmark machine's kernel (CONFIG_HZ=250,
+// CONFIG_PREEMPT_NONE; docs/benchmarks.md), a thread that wakes while every
+// core runs another often waits until one of them sleeps or uses up its time
+// slice, which the kernel checks at the tick, every 4 ms. When runnable
+// threads outnumber the cores (both I/O threads busy with a storm of
+// pipelined writes, the NonIO workers, clients on the same machine), a light
+// client's request waited one or two ticks at each hop: for the I/O thread
+// to run its read, then for the client to run the answer. perf sched over
+// bench/timeout_storm put most of each bystander stall over 5 ms in such
+// waits, and under a millisecond in the server's own queues
+// (docs/benchmarks.md, "Bystander stalls are the scheduler's"). A busy I/O
+// thread that yields after a slice holds the others back by about the
+// slice, not by the tick.
 //
 // Sleeping is read from the thread's count of voluntary context switches
 // (getrusage(RUSAGE_THREAD).ru_nvcsw), once a slice has passed on the clock:
@@ -44,8 +45,10 @@ namespace syncwrite::server {
 class BusyYield {
  public:
   // How long a thread runs without sleeping before it yields. A quarter of
-  // a 4 ms tick: a waiting thread's extra delay stays a small part of a
-  // 10 ms bound, and a yield costs about a microsecond per millisecond.
+  // a 4 ms tick: what a waiting thread still waits stays a small part of
+  // issue 23's 10 ms bound, and at most one yield and one getrusage per
+  // millisecond of work cost nothing measurable side by side
+  // (docs/benchmarks.md).
   static constexpr std::chrono::microseconds kSlice{1000};
 
   // Where the state comes from: the kernel's (kernel()), or a test's.
