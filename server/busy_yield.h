@@ -21,9 +21,11 @@
 // (getrusage(RUSAGE_THREAD).ru_nvcsw), once a slice has passed on the clock:
 // if the count moved during the slice, the thread blocked (epoll_wait, a
 // lock) at some point of it, and a new slice starts; otherwise it yields.
-// So a thread yields after running between one and two slices without
-// sleeping. A thread preempted without sleeping keeps its slice running: it
-// never ran out of work.
+// The slice is wall-clock time: a thread preempted without sleeping keeps
+// its slice running (it never ran out of work), so after a long preemption
+// it yields at its next point having itself run less than a slice. And it
+// yields only at a yield point: an I/O thread whose turns all stay under
+// the budget and that drains nothing never does.
 //
 // Cost: a clock read per yield point (a turn of kRequestsPerTurn requests,
 // a drain), and at most one getrusage call per slice. Reading the count at

@@ -69,8 +69,8 @@ struct ServerContext {
   // Turns that stopped at Connection::kRequestsPerTurn with more buffered and
   // went on after the other connections' queued handlers (fairness).
   std::atomic<uint64_t> read_turns_yielded{0};
-  // Times an I/O thread, busy for BusyYield::kSlice without sleeping, gave
-  // its CPU to the threads waiting for one (server/busy_yield.h).
+  // Times an I/O thread, busy for BusyYield::kSlice without sleeping, called
+  // sched_yield (server/busy_yield.h); also when no thread was waiting.
   std::atomic<uint64_t> io_busy_yields{0};
   // Reads whose first turn waited in the TurnQueue, behind the turns already
   // waiting there, instead of running at once (Connection, "Fairness").

@@ -244,7 +244,8 @@ TEST(ServerProcess, ReadsOfBusyConnectionsQueueTheirFirstTurn) {
   }
   EXPECT_GE(statValue(admin, "", "read_turns_queued") - queued_before, 1);
   // Each I/O thread found its six bursts buffered at once, milliseconds of
-  // work with no reason to sleep: it gave way at least once (busy_yield.h).
+  // work with no reason to sleep: it called sched_yield at least once
+  // (busy_yield.h).
   EXPECT_GE(statValue(admin, "", "io_busy_yields") - yields_before, 1);
   for (int c = 0; c < kConnections; ++c) {
     for (int k : {0, 123, kRequests / 2 - 1}) {

@@ -61,18 +61,21 @@ def overlap(a0, a1, b0, b1):
     return max(0.0, min(a1, b1) - max(a0, b0))
 
 
-def anatomy(perf_data, offset, request):
+def anatomy(perf_data, offset, request, pid):
     end = request["answered_unix_s"] - offset
     latency = request["latency_us"] / 1e6
     wakes, runs = timehist(perf_data, end - latency - 0.02, end + 0.005)
-    # The bystander: the mcbp_load thread the server's I/O threads wake most.
+    # The bystander: the thread of its process (the writers are mcbp_load
+    # too) that the server's I/O threads wake most.
     woken = collections.Counter(w for _, waker, w in wakes
-                                if waker.startswith("mcbp_io") and w.startswith("mcbp_load"))
+                                if waker.startswith("mcbp_io") and w.startswith("mcbp_load")
+                                and (pid is None or w.endswith((f"/{pid}]", f"[{pid}]"))))
     if not woken:
         return None
     bystander = woken.most_common(1)[0][0]
     mine = [r for r in runs if r[3] == bystander]
-    answer = next((r for r in mine if r[1] >= end - 0.0005), None)
+    # The run in which it took its answer.
+    answer = next((r for r in mine if r[0] <= end + 0.0005 and r[1] >= end - 0.0005), None)
     if answer is None:
         return None
     woke = answer[0] - answer[2]
@@ -104,21 +107,27 @@ def main():
     args = parser.parse_args()
     with open(os.path.join(args.keep, "clock.json")) as f:
         offset = json.load(f)["unix_minus_monotonic_s"]
-    print("| run | latency | server (I/O thread running / runnable / asleep; woken by) "
+    print("| run | latency | server (the waker of the bystander, an I/O thread: running / "
+          "runnable / asleep; woken by) "
           "| client CPU wait | before send |")
     print("|---|---|---|---|---|")
     for path in sorted(glob.glob(os.path.join(args.keep, "**", "*bystander*.json"),
                                  recursive=True)):
         with open(path) as f:
             slow = json.load(f).get("slow_requests", [])
+        pid = None
+        if os.path.exists(path + ".pid"):
+            with open(path + ".pid") as f:
+                pid = int(f.read())
         for request in sorted(slow, key=lambda r: -r["latency_us"])[:args.worst]:
-            a = anatomy(args.perf_data, offset, request)
+            a = anatomy(args.perf_data, offset, request, pid)
             name = os.path.relpath(path, args.keep)
             if a is None:
                 print(f"| {name} | {request['latency_us'] / 1000:.1f} ms | not in the record | | |")
                 continue
             print(f"| {name} | {a['latency_ms']:.1f} ms | {a['server_ms']:.1f} ms "
-                  f"({a['io_running_ms']:.1f} / {a['io_runnable_ms']:.1f} / "
+                  f"({a['io_thread'].split('[')[0]}: "
+                  f"{a['io_running_ms']:.1f} / {a['io_runnable_ms']:.1f} / "
                   f"{a['io_asleep_ms']:.1f}; {', '.join(a['io_woken_by']) or '—'}) "
                   f"| {a['client_cpu_wait_ms']:.1f} ms | {a['before_send_ms']:.1f} ms |")
 

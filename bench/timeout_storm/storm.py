@@ -48,15 +48,16 @@ Usage (./dev bench storm runs it):
            [--timeout-ms 4000] [--json out.json] [--shutdown-only] [--writers-sched idle|normal]
            [--writer-threads 2] [--keep DIR]
 
---keep DIR keeps each run's files (the bystander's slow requests among them)
-in DIR/<N>_<mode>, and the clock offset stall_anatomy.py needs to place them
-in a `perf sched` record.
+--keep DIR keeps each run's files (the bystander's slow requests and pid among
+them) in DIR/<N>_<mode>, emptied first, and the clock offset stall_anatomy.py
+needs to place them in a `perf sched` record.
 """
 
 import argparse
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -157,6 +158,16 @@ def writers_args(bin_dir, port, n, timeout_ms):
 STALL_US = 5000  # a bystander request slower than this is placed on the timeline
 
 
+def start_bystander_process(bin_dir, port, duration_s, json_path):
+    """The bystander's mcbp_load (bystander_args), its pid written beside its
+    JSON (json_path + ".pid") for stall_anatomy.py."""
+    process = subprocess.Popen(bystander_args(bin_dir, port, duration_s, json_path),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    with open(json_path + ".pid", "w") as f:
+        f.write(str(process.pid))
+    return process
+
+
 def bystander_args(bin_dir, port, duration_s, json_path):
     """mcbp_load keeping one GET or SET (half each) in flight on "bystander"."""
     return [os.path.join(bin_dir, "mcbp_load"), "--port", str(port), "--bucket", "bystander",
@@ -221,9 +232,7 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
         bystander = None
         window_s = timeout_ms / 1000 + 3 + n / 100000
         if with_bystander:
-            bystander = subprocess.Popen(
-                bystander_args(bin_dir, port, window_s, bystander_json),
-                stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+            bystander = start_bystander_process(bin_dir, port, window_s, bystander_json)
             time.sleep(BYSTANDER_LEAD_S)
         started = time.monotonic()
         started_unix = time.time()
@@ -342,8 +351,7 @@ def committing_run(bin_dir, n, mode, workdir, held):
         return storm
 
     def start_bystander(seconds):
-        procs.append(subprocess.Popen(bystander_args(bin_dir, port, seconds, bystander_json),
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT))
+        procs.append(start_bystander_process(bin_dir, port, seconds, bystander_json))
         time.sleep(BYSTANDER_LEAD_S)
         return procs[-1]
 
@@ -469,9 +477,11 @@ def work_directory(keep):
 
 
 def run_directory(workdir, n, mode):
-    """Where one N and mode's run files go."""
+    """Where one N and mode's run files go: emptied first, so that a kept
+    directory never mixes this run's files with an earlier one's."""
     path = os.path.join(workdir, f"{n}_{mode}")
-    os.makedirs(path, exist_ok=True)
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
     return path
 
 
