@@ -49,8 +49,8 @@ class BusyYield {
   // How long a thread runs without sleeping before it yields. A quarter of
   // a 4 ms tick: what a waiting thread still waits stays a small part of
   // issue 23's 10 ms bound, and at most one yield and one getrusage per
-  // millisecond of work cost nothing measurable side by side
-  // (docs/benchmarks.md).
+  // millisecond of work showed no cost beyond the noise of the side-by-side
+  // rows (0.96-1.00x of the ops/s before it; docs/benchmarks.md).
   static constexpr std::chrono::microseconds kSlice{1000};
 
   // Where the state comes from: the kernel's (kernel()), or a test's.
