@@ -3,9 +3,12 @@
 
 Starts both servers on free ports, then runs every row of the table against
 each, alternating server by server and row by row, --rounds times, so that
-noise from the shared machine falls on both alike. Prints a Markdown table of
-the medians (ops/s, server CPU per op, p99) and the ratio syncwrite /
-memcached, and writes every run as JSON.
+noise from the shared machine falls on both alike. Prints the machine, then a
+Markdown table of the medians (ops/s, server CPU per op, p99) and of the
+ratios, and writes every run as JSON. A ratio is the median of the rounds'
+ratios: each round runs the servers back to back, so a slow minute of the
+machine falls on both sides of one ratio, where a ratio of the two medians
+could pair a good minute of one with a bad minute of the other.
 
 With --before PATH, a second syncwrite-server binary (e.g. the build of an
 earlier commit) runs beside them with the same configuration: the project's
@@ -26,7 +29,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from loopback import free_port, wait_for_port  # noqa: E402
+from loopback import free_port, machine, wait_for_port  # noqa: E402
 
 # Each row: a name, the mcbp_load flags, and whether memcached can run it
 # (it has no SyncWrites).
@@ -106,6 +109,13 @@ def p99(run):
     return run["latency_us"]["p99"]
 
 
+def paired_ratio(runs, others):
+    """The median over rounds of runs[i] / others[i] in ops/s (None without
+    `others`), and the per-round ratios."""
+    ratios = [a["ops_per_s"] / b["ops_per_s"] for a, b in zip(runs, others) if b["ops_per_s"]]
+    return (statistics.median(ratios) if ratios else None), ratios
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="directory with syncwrite-server, mcbp_load")
@@ -140,8 +150,11 @@ def main():
                 process.terminate()
                 process.wait()
 
+    host = machine()
+    print(f"machine: {host['cpu_model']}, {host['cpus']} CPUs, Linux {host['kernel']}")
     before_header = "| before ops/s | after / before | before CPU µs/op " if args.before else ""
-    print(f"| load ({args.rounds} runs of {args.duration:g} s each, medians) "
+    print(f"| load ({args.rounds} runs of {args.duration:g} s each, medians; "
+          "ratios: median of the rounds' ratios) "
           "| syncwrite ops/s | memcached ops/s | ratio | server CPU µs/op (sw / mc) "
           f"| p99 µs (sw / mc) {before_header}|")
     print("|---|---|---|---|---|---|" + ("---|---|---|" if args.before else ""))
@@ -153,28 +166,42 @@ def main():
         sw_cpu, mc_cpu = median(sw, "server_cpu_us_per_op"), median(mc, "server_cpu_us_per_op")
         sw_p99 = statistics.median(p99(r) for r in sw)
         mc_p99 = statistics.median(p99(r) for r in mc) if mc else None
-        ratio = sw_ops / mc_ops if mc_ops else None
+        ratio, ratios = paired_ratio(sw, mc)
 
         def fmt(v, spec):
             return "—" if v is None else format(v, spec)
 
         row = {"load": name, "syncwrite_ops_per_s": sw_ops, "memcached_ops_per_s": mc_ops,
-               "ratio": ratio, "syncwrite_cpu_us_per_op": sw_cpu,
+               "ratio": ratio, "round_ratios": ratios, "syncwrite_cpu_us_per_op": sw_cpu,
                "memcached_cpu_us_per_op": mc_cpu}
         before_cells = ""
         if args.before:
             bf = runs[(name, "before")]
             bf_ops, bf_cpu = median(bf, "ops_per_s"), median(bf, "server_cpu_us_per_op")
-            before_cells = (f" {fmt(bf_ops, ',.0f')} | {fmt(sw_ops / bf_ops, '.2f')} "
+            after_before, after_before_rounds = paired_ratio(sw, bf)
+            before_cells = (f" {fmt(bf_ops, ',.0f')} | {fmt(after_before, '.2f')} "
                             f"| {fmt(bf_cpu, '.2f')} |")
-            row.update({"before_ops_per_s": bf_ops, "before_cpu_us_per_op": bf_cpu})
+            row.update({"before_ops_per_s": bf_ops, "before_cpu_us_per_op": bf_cpu,
+                        "after_before": after_before,
+                        "after_before_round_ratios": after_before_rounds})
         print(f"| {name} | {fmt(sw_ops, ',.0f')} | {fmt(mc_ops, ',.0f')} | {fmt(ratio, '.2f')} "
               f"| {fmt(sw_cpu, '.2f')} / {fmt(mc_cpu, '.2f')} "
               f"| {fmt(sw_p99, '.0f')} / {fmt(mc_p99, '.0f')} |{before_cells}")
         table.append(row)
+    # The spread behind each ratio: a median of rounds that range 0.8-1.2 says
+    # less than one of rounds that range 0.98-1.02.
+    print()
+    for row in table:
+        spreads = []
+        for label, key in (("syncwrite / memcached", "round_ratios"),
+                           ("after / before", "after_before_round_ratios")):
+            if row.get(key):
+                spreads.append(f"{label} " + ", ".join(f"{r:.2f}" for r in row[key]))
+        if spreads:
+            print(f"{row['load']}, per round: " + "; ".join(spreads))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"table": table,
+            json.dump({"machine": host, "table": table,
                        "runs": {f"{k[0]} | {k[1]}": v for k, v in runs.items()}}, f, indent=1)
 
 
