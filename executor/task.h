@@ -87,6 +87,16 @@ class Task {
   // next fires.
   void snooze(clock::Duration d) noexcept;
 
+  // The next run is due at the first multiple of `period` after now, counted
+  // on the steady clock from its epoch (a sleep in (0, period]). Periodic
+  // tasks with one period then fall due in the same instant, and the pool
+  // wakes once for all of them rather than once for each, as Linux's
+  // round_jiffies() does for timers that need no precise phase
+  // (docs/benchmarks.md, "Idle CPU": polling at 30 buckets). A period of
+  // zero or less is snooze(zero); Duration::max() is snooze(max). As
+  // snooze(): made for calls from inside run().
+  void snoozeAligned(clock::Duration period) noexcept;
+
   TaskId id() const noexcept { return id_.load(std::memory_order_acquire); }  // 0 until scheduled
   const std::string& description() const noexcept { return description_; }
   Taskable& taskable() const noexcept { return owner_; }

@@ -359,6 +359,39 @@ TEST(ExecutorPool, TaskSnoozingItselfRunsPeriodically) {
   ASSERT_TRUE(runs.waitFor(5));
 }
 
+TEST(Task, SnoozeAlignedWakesAtTheNextMultipleOfThePeriod) {
+  NullTaskable owner;
+  const milliseconds period(25);
+  LambdaTask first(owner, [](Task&) { return false; });
+  LambdaTask second(owner, [](Task&) { return false; });
+  const auto before = std::chrono::steady_clock::now().time_since_epoch();
+  first.snoozeAligned(period);
+  second.snoozeAligned(period);
+  const auto after = std::chrono::steady_clock::now().time_since_epoch();
+  const auto wake = first.wakeTime().time_since_epoch();
+  EXPECT_EQ(wake % period, clock::Duration::zero());
+  EXPECT_GT(wake, before);
+  EXPECT_LE(wake, after + period);
+  // Snoozed a moment apart, both fall due in the same instant (unless a
+  // multiple passed in between, which the check allows for).
+  const auto second_wake = second.wakeTime().time_since_epoch();
+  EXPECT_TRUE(second_wake == wake || second_wake == wake + period);
+}
+
+TEST(Task, SnoozeAlignedOfZeroOrNeverIsPlainSnooze) {
+  NullTaskable owner;
+  LambdaTask task(owner, [](Task&) { return false; });
+  task.snoozeAligned(clock::Duration::max());
+  EXPECT_EQ(clock::kNever, task.wakeTime());
+  task.snoozeAligned(clock::Duration::max() - clock::Duration(1));  // past kNever: saturates
+  EXPECT_EQ(clock::kNever, task.wakeTime());
+  const auto before = std::chrono::steady_clock::now().time_since_epoch();
+  task.snoozeAligned(clock::Duration::zero());
+  EXPECT_GE(task.wakeTime().time_since_epoch(), before);
+  EXPECT_LE(task.wakeTime().time_since_epoch(),
+            std::chrono::steady_clock::now().time_since_epoch());
+}
+
 TEST(ExecutorPool, NeverRunsATaskConcurrentlyWithItself) {
   NullTaskable owner;
   std::atomic<bool> inside{false};

@@ -161,6 +161,20 @@ TEST(VBucketVisitorTask, PeriodicTaskRunsPassAfterPass) {
   for (size_t i = 0; i < 3; ++i) EXPECT_THAT(passes[i], ElementsAreArray(allIds(8)));
 }
 
+TEST(VBucketVisitorTask, PeriodicPassesStartOnMultiplesOfTheInterval) {
+  Fixture f(8);
+  const milliseconds interval(3'600'000);  // an hour: the second pass never comes here
+  auto task = f.makeTask(StateFilter::all(), interval);
+  const auto before = std::chrono::steady_clock::now().time_since_epoch();
+  f.pool.schedule(task);
+  f.visitor->waitForPasses(1);
+  f.pool.unregisterTaskable(f.owner);  // returns once the first pass's run has ended
+  const auto wake = task->wakeTime().time_since_epoch();
+  EXPECT_EQ(wake % interval, clock::Duration::zero())
+      << "every bucket's pass starts on the same instants, not an interval after its last";
+  EXPECT_GT(wake, before);
+}
+
 TEST(VBucketVisitorTask, EndsWhenItsOwnerIsShutDown) {
   Fixture f(8);
   auto task = f.makeTask(StateFilter::all(), clock::Duration::zero());

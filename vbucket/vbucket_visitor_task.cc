@@ -51,8 +51,9 @@ bool VBucketVisitorTask::run() {
   passes_completed_.fetch_add(1, std::memory_order_release);
 
   // Sleep first, then look for a request: a runAgain() after the look wakes
-  // the task after the snooze, so no request is lost.
-  snooze(passInterval());
+  // the task after the snooze, so no request is lost. Aligned: every bucket's
+  // periodic pass starts on the same multiples of the interval (header).
+  snoozeAligned(passInterval());
   if (pass_requested_.load(std::memory_order_seq_cst)) snooze(clock::Duration::zero());
   return true;
 }

@@ -6,8 +6,13 @@
 // the next run resumes at the vbucket where it paused; so every vbucket whose
 // state is in the filter is visited exactly once per pass, however many
 // pauses it takes. When a pass ends, the task sleeps:
-//  - for the pass interval, then starts the next pass (periodic users, e.g.
-//    polling timeouts every durability_timeout_task_interval);
+//  - until the next multiple of the pass interval on the steady clock, then
+//    starts the next pass (periodic users, e.g. polling timeouts every
+//    durability_timeout_task_interval). Passes therefore start an interval
+//    apart on average, and the tasks of every bucket with the same interval
+//    start theirs in the same instant: the pool's timer and workers wake once
+//    for all of them (Task::snoozeAligned). A pass longer than the interval
+//    is followed by the next at the next multiple.
 //  - or, with the interval Duration::max() (the default), until runAgain().
 // runAgain() asks for another pass: if one is under way it finishes first and
 // the next starts at once (requests coalesce); if the task is asleep it is
@@ -52,7 +57,7 @@ class VBucketVisitorTask : public executor::Task {
   // Another pass after the current one (or now, if none is running).
   void runAgain();
 
-  // Time between the end of a pass and the start of the next;
+  // Passes start on multiples of it (see above); zero: one after another;
   // Duration::max(): only on runAgain(). Takes effect when a pass ends.
   void setPassInterval(clock::Duration d) noexcept;
   clock::Duration passInterval() const noexcept;
