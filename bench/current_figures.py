@@ -38,10 +38,13 @@ def load(path):
 
 
 def head_commit():
-    """The checkout's commit and its commit time (None, None outside git)."""
+    """The checkout's last commit that changed what the binaries are built
+    from (not docs, Markdown, Python or the ./dev script, whose flags live
+    in CMakePresets.json), and its commit time; (None, None) outside git."""
     try:
-        out = subprocess.run(["git", "log", "-1", "--format=%h %ct"], capture_output=True,
-                             text=True, check=True).stdout.split()
+        out = subprocess.run(["git", "log", "-1", "--format=%h %ct", "--", ".",
+                              ":(exclude)docs", ":(exclude)*.md", ":(exclude)*.py", ":(exclude)dev"],
+                             capture_output=True, text=True, check=True).stdout.split()
         return out[0], int(out[1])
     except (OSError, subprocess.CalledProcessError, IndexError, ValueError):
         return None, None
@@ -60,6 +63,13 @@ def stamp(path):
     return when
 
 
+def measured(results, name):
+    """(the file's JSON, its "when" cell), or (None, "—") when it is missing."""
+    path = os.path.join(results, name)
+    data = load(path)
+    return (None, "—") if data is None else (data, stamp(path))
+
+
 def verdict(value, bound, at_most=True):
     if value is None:
         return "not measured"
@@ -69,15 +79,13 @@ def verdict(value, bound, at_most=True):
 
 def load_rows(results):
     """Issue 17's rows from side_by_side.py's JSON."""
-    path = os.path.join(results, "mcbp_load_side_by_side.json")
-    data = load(path)
+    data, when = measured(results, "mcbp_load_side_by_side.json")
     targets = [("SET, 32 in flight", 1.0), ("GET, 32 in flight", 1.2), ("SET, 1 in flight", 1.0)]
     if data is None:
         return [(f"{name}: ops/s vs memcached", "—", f"≥ {bound:.1f}×", "not measured", "—")
                 for name, bound in targets] + [
             ("durable SET: server CPU per op vs plain SET", "—", "≤ 1.5×", "not measured", "—")]
     by_load = {row["load"]: row for row in data["table"]}
-    when = stamp(path)
     rows = []
     for name, bound in targets:
         row = by_load.get(name)
@@ -121,11 +129,9 @@ def timeout_cpu_rows(results):
 
 def precision_rows(results):
     """Issue 16: never early; lateness p99 within a tick (+ the interval when polling)."""
-    path = os.path.join(results, "timeout_precision.json")
-    data = load(path)
+    data, when = measured(results, "timeout_precision.json")
     if data is None:
-        return [("timeout answers before the timeout (both modes)", "—", "0", "not measured", "—")]
-    when = stamp(path)
+        return [("timeout answers before the timeout (both modes)", "—", "0", "not measured", when)]
     resolution_ms = data["coarse_resolution_us"] / 1000
     interval_ms = data["polling_interval_ms"]
     early = sum(r["early"] for r in data["runs"])
@@ -144,11 +150,9 @@ def precision_rows(results):
 
 def idle_rows(results):
     """Idle buckets: event-driven runs nothing; polling reads only busy vbuckets."""
-    path = os.path.join(results, "idle_cpu.json")
-    data = load(path)
+    data, when = measured(results, "idle_cpu.json")
     if data is None:
-        return [("idle, 30 buckets: event-driven / polling CPU", "—", "—", "not measured", "—")]
-    when = stamp(path)
+        return [("idle, 30 buckets: event-driven / polling CPU", "—", "—", "not measured", when)]
     by_key = {(s["group"], s["mode"], s["buckets"]): s for s in data["scenarios"]}
     rows = []
     ed = by_key.get(("idle", "event-driven", 30))
@@ -180,9 +184,10 @@ def machine_line(results):
 
 
 def table(results):
-    lines = [f"Written by `bench/current_figures.py` from `bench/results/` (the checkout was at "
-             f"{COMMIT or 'unknown'}; each row gives when its file was written, and a file older "
-             "than that commit is marked: it may come from an earlier build). Machine: "
+    lines = [f"Written by `bench/current_figures.py` from `bench/results/`. The checkout's code "
+             f"was last changed by {COMMIT or 'an unknown commit'}; each row gives when its file "
+             "was written, and marks a file older than that commit, which may come from an "
+             "earlier build. Machine: "
              f"{machine_line(results)}. Commands: `./dev bench` (all), or `./dev bench load`, "
              "`timeout_cpu`, `timeout_precision`, `idle_cpu`, then `./dev bench figures`.",
              "",
