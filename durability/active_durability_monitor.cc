@@ -208,13 +208,15 @@ void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
   if (head_changed) publishLocked();
 }
 
-void ActiveDurabilityMonitor::processTimeout(clock::TimePoint now, ResolvedWrites& resolved) {
+void ActiveDurabilityMonitor::processTimeout(clock::TimePoint now, ResolvedWrites& resolved,
+                                             size_t max_writes) {
   // The common case on both timeout paths: nothing has expired yet, so no
   // lock (the next deadline only becomes later by what follows, so there is
   // no listener to tell either).
   if (next_deadline_.load(std::memory_order_acquire) >= now.time_since_epoch().count()) return;
   base::MutexLock lock(mutex_);
-  while (!writes_.empty() && writes_.front().deadline() < now) {
+  size_t taken = 0;
+  for (; taken < max_writes && !writes_.empty() && writes_.front().deadline() < now; ++taken) {
     TrackedWrite& head = writes_.front();
     const Seqno abort_seqno =
         vb_.checkpointManager().queueResolution(vbucket::QueueOp::kAbort, head.prepare);
@@ -228,14 +230,16 @@ void ActiveDurabilityMonitor::processTimeout(clock::TimePoint now, ResolvedWrite
     keys_.erase(front_position_);
     popHeadLocked();
   }
-  answerExpiredLocked(now, resolved);
+  answerExpiredLocked(now, resolved, max_writes - taken);
   publishLocked();
 }
 
-void ActiveDurabilityMonitor::answerExpiredLocked(clock::TimePoint now, ResolvedWrites& resolved) {
+void ActiveDurabilityMonitor::answerExpiredLocked(clock::TimePoint now, ResolvedWrites& resolved,
+                                                  size_t max_writes) {
   const clock::Duration::rep now_rep = now.time_since_epoch().count();
-  for (const EarlyEntry* top = earlyTopLocked(); top != nullptr && top->deadline < now_rep;
-       top = earlyTopLocked()) {
+  for (const EarlyEntry* top = max_writes > 0 ? earlyTopLocked() : nullptr;
+       top != nullptr && top->deadline < now_rep;
+       top = --max_writes > 0 ? earlyTopLocked() : nullptr) {
     TrackedWrite& w = writeWithSeqnoLocked(top->seqno);
     std::pop_heap(early_.begin(), early_.end(), std::greater<>());
     early_.pop_back();

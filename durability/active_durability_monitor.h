@@ -169,7 +169,14 @@ class ActiveDurabilityMonitor {
   // other write whose deadline < now (left tracked, see above). When nothing
   // has expired, one atomic load and no lock, however many writes are
   // tracked. Otherwise O(writes aborted + writes answered × log).
-  void processTimeout(clock::TimePoint now, ResolvedWrites& resolved);
+  //
+  // At most `max_writes` (> 0) aborts and answers together: the rest stay
+  // due, and nextDeadline() stays before `now` until a later call takes
+  // them (aborts still in seqno order), so that a caller can bound how long
+  // it holds its thread however long a vbucket's expired prefix is.
+  static constexpr size_t kAllExpired = SIZE_MAX;
+  void processTimeout(clock::TimePoint now, ResolvedWrites& resolved,
+                      size_t max_writes = kAllExpired);
 
   // Resolves every tracked write ambiguous with `reason`, queueing nothing.
   // With `close`, the monitor refuses every later write (kNotActive) for good.
@@ -270,8 +277,9 @@ class ActiveDurabilityMonitor {
   const EarlyEntry* earlyTopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // The tracked write whose prepare has `seqno`. O(log writes).
   TrackedWrite& writeWithSeqnoLocked(Seqno seqno) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Answers every unanswered write with deadline < now behind the head.
-  void answerExpiredLocked(clock::TimePoint now, ResolvedWrites& resolved)
+  // Answers unanswered writes with deadline < now behind the head, earliest
+  // deadline first, at most `max_writes` of them.
+  void answerExpiredLocked(clock::TimePoint now, ResolvedWrites& resolved, size_t max_writes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Publishes the head's and the next deadline and the in-flight set's bit,
   // and tells the listener when the next deadline became earlier.

@@ -21,7 +21,8 @@ BucketTimeoutTask::BucketTimeoutTask(executor::Taskable& owner, executor::Execut
                                      const vbucket::VBucketSet& in_flight, MonitorOf monitor_of,
                                      clock::ClockRef clock, clock::Duration slack,
                                      clock::Duration max_slice, TimeoutTaskCounters& counters)
-    : Task(owner, "durability timeouts", executor::TaskGroup::kNonIO, clock::kNever),
+    : Task(owner, "durability timeouts", executor::TaskGroup::kNonIO, clock::kNever,
+           executor::DueRun::kTimerThread),
       pool_(pool),
       in_flight_(in_flight),
       monitor_of_(std::move(monitor_of)),
@@ -52,7 +53,7 @@ bool BucketTimeoutTask::run() {
          vb = in_flight_.nextFrom(vb + 1)) {
       ActiveDurabilityMonitor& monitor = monitor_of_(static_cast<vbucket::Vbid>(vb));
       if (const clock::TimePoint earliest = monitor.nextDeadline(); earliest < now) {
-        monitor.processTimeout(now, resolved);
+        monitor.processTimeout(now, resolved, kMaxWritesPerVisit);
         const size_t answered = resolved.size();
         resolved.notify();
         const clock::TimePoint after = clock_.now();

@@ -9,6 +9,15 @@
 // asynchronous snooze of a held task) only when that made it earlier. A
 // deadline no earlier than the armed one costs the writer one atomic load.
 //
+// Where it runs. The task asks for its timer's runs on the executor's timer
+// thread (executor::DueRun::kTimerThread): the thread that found the slot
+// due resolves it, with no worker woken. At 2,000 timeouts a second that
+// was up to 500 worker wake-ups a second, most of what event-driven mode
+// cost beyond polling (docs/benchmarks.md, "Due runs on the timer thread").
+// A run that goes on at once (a slice that yielded, a vbucket with more
+// expired writes than one visit takes) goes to a worker, so the timer
+// thread holds each run for at most about one slice.
+//
 // When it fires, run() reads the clock once and visits only the vbuckets in
 // the bucket's in-flight set (vbucket_set.h: one load per 64 vbuckets):
 // processTimeout(now) on each whose next deadline is before now, notifying
@@ -24,14 +33,17 @@
 // around to the ones before where it started. A timeout storm across many
 // vbuckets is thus resolved in slices of about `max_slice` that take the
 // vbuckets in turn, rather than in one run that holds a worker for as long
-// as every expired write takes. The granularity is one vbucket: a single
-// vbucket's expired prefix is resolved in one processTimeout() call.
+// as every expired write takes. One visit of a vbucket resolves at most
+// kMaxWritesPerVisit of its expired writes; when more are left, its next
+// deadline is still past, so the run arms itself to run again at once and
+// the next run resolves more, in order. A slice is thus at most `max_slice`
+// plus one visit, however long a single vbucket's expired prefix is.
 //
 // Coalescing (the timer slack). On the steady timeline the timer is armed for
 // the deadline rounded UP to a multiple of `slack` (e.g. the coarse clock's
 // resolution), like Linux's timer slack: the deadlines of every vbucket that
-// fall in one slack-sized slot share one timer expiry, one wake-up of a
-// worker and one run, instead of one each. A timeout is then answered at
+// fall in one slack-sized slot share one timer expiry and one run, instead
+// of one each. A timeout is then answered at
 // most `slack` (plus scheduling) after its deadline, never before it.
 //
 // Never early. Deadlines are on the injected clock; the pool's timers are
@@ -92,6 +104,9 @@ struct TimeoutTaskCounters {
 class BucketTimeoutTask final : public executor::Task, public DeadlineListener {
  public:
   static constexpr clock::Duration kMinSleep = std::chrono::milliseconds(1);
+  // The most expired writes one visit of a vbucket resolves (see "Bounded
+  // slices").
+  static constexpr size_t kMaxWritesPerVisit = 1024;
   // The monitor of a vbucket id.
   using MonitorOf = std::function<ActiveDurabilityMonitor&(vbucket::Vbid)>;
 

@@ -60,6 +60,9 @@ struct ExecutorPool::Impl {
 
   void workerLoop(size_t index);
   void runOnce(TaskPtr task, size_t worker);
+  // A due run claimed by the timer thread; runs in the slot after the
+  // workers' in running_owner.
+  void runOnTimerThread(TaskPtr task) { runOnce(std::move(task), timer_slot); }
   // After the wake time became `wake` (read or written at `now`): queue the
   // task if due, or have its timer re-armed if it is earlier than the timer.
   // `ref()` gives a reference for the timer thread (null: the task is dying).
@@ -80,9 +83,11 @@ struct ExecutorPool::Impl {
   void snoozeUntil(Task& task, TimeRep wake);
   bool snoozeAndWait(TaskId id, clock::Duration d);
 
+  // The timer thread's entry in running_owner, after the workers'.
+  const size_t timer_slot;
   std::atomic<TaskId> next_id{kNoTask + 1};
   ReadyQueue ready;
-  TimerThread timers{ready, "NonIoTimer"};
+  TimerThread timers{ready, "NonIoTimer", [this](TaskPtr task) { runOnTimerThread(std::move(task)); }};
   TaskTable table;
 
   // unregisterTaskable() waits here for runs to finish. It guards no member:
@@ -105,9 +110,10 @@ struct ExecutorPool::Impl {
   std::vector<std::thread> workers;
 };
 
-ExecutorPool::Impl::Impl(size_t num_threads) {
+ExecutorPool::Impl::Impl(size_t num_threads) : timer_slot(num_threads) {
   workers.reserve(num_threads);
-  running_owner = std::make_unique<RunningOwner[]>(num_threads);
+  // One entry per worker and one for the timer thread's due runs.
+  running_owner = std::make_unique<RunningOwner[]>(num_threads + 1);
   for (size_t i = 0; i < num_threads; ++i) workers.emplace_back([this, i] { workerLoop(i); });
 }
 
@@ -360,7 +366,7 @@ void ExecutorPool::unregisterTaskable(Taskable& owner) {
       });
       if (task_running) return false;
       // Also runs of the owner's tasks cancelled before this call.
-      for (size_t i = 0; i < impl_->workers.size(); ++i) {
+      for (size_t i = 0; i <= impl_->workers.size(); ++i) {
         if (i != tl_worker &&
             impl_->running_owner[i].owner.load(std::memory_order_seq_cst) == &owner) {
           return false;

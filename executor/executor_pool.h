@@ -35,7 +35,19 @@
 // Threads: the NonIO workers (NonIoPool0, …) run tasks; one more thread,
 // NonIoTimer, runs a boost::asio io_context holding a deadline map of the
 // sleeping tasks and one steady_timer armed for its earliest entry
-// (timer_thread.h), and never runs task code.
+// (timer_thread.h).
+//
+// Due runs. A task constructed with DueRun::kTimerThread has the runs its
+// timer makes due run on NonIoTimer itself, in the wake-up that found them
+// due: no worker is woken for them (docs/benchmarks.md, "Due runs on the
+// timer thread": the event-driven timeout timer). Every other run of such a
+// task — woken, due when scheduled, or re-run at once because run() left
+// its wake time in the past — goes to a worker. Such a run delays every
+// other timer by its own length, so only tasks whose runs are short and
+// bounded should ask for it; it may call any member, the synchronous ones
+// included (which do their work there and then rather than wait for the
+// timer thread). Tasks default to DueRun::kWorker: NonIoTimer runs no code
+// of theirs.
 //
 // Semantics every implementation must keep (pinned by tests/executor_test):
 //  - a task never runs concurrently with itself;

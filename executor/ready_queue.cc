@@ -29,14 +29,20 @@ ReadyQueue::ReadyQueue() : cells_(kRingSize) {
   for (size_t i = 0; i < kRingSize; ++i) cells_[i].seq.store(i, std::memory_order_relaxed);
 }
 
-bool ReadyQueue::enqueueIfWaiting(Task& task) {
+ReadyQueue::TaskPtr ReadyQueue::claimIfWaiting(Task& task) {
   TaskRecord& rec = TaskAccess::record(task);
   RecordState expected = RecordState::kWaiting;
-  if (!rec.state.compare_exchange_strong(expected, RecordState::kQueued)) return false;
-  // While queued or running the worker decides what happens next; a snooze in
-  // the meantime must not post to the timer thread.
+  if (!rec.state.compare_exchange_strong(expected, RecordState::kQueued)) return nullptr;
+  // While queued or running the runner decides what happens next; a snooze
+  // in the meantime must not post to the timer thread.
   rec.armed.store(0, std::memory_order_seq_cst);
-  push(std::move(rec.self));  // the CAS made this thread its only mover
+  return std::move(rec.self);  // the CAS made this thread its only mover
+}
+
+bool ReadyQueue::enqueueIfWaiting(Task& task) {
+  TaskPtr claimed = claimIfWaiting(task);
+  if (!claimed) return false;
+  push(std::move(claimed));
   return true;
 }
 

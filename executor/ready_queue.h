@@ -56,6 +56,11 @@ class ReadyQueue {
   // running or dead), which is how wakes coalesce.
   bool enqueueIfWaiting(Task& task);
 
+  // The same move out of kWaiting, to kQueued, without queueing: returns the
+  // pool's reference for the caller to run the task itself (null when the
+  // task is not kWaiting). The timer thread's due runs (timer_thread.h).
+  static TaskPtr claimIfWaiting(Task& task);
+
   // Queues a task its caller has already moved to kQueued. Lock-free unless
   // the ring is full; a futex wake only when a worker sleeps.
   void push(TaskPtr task);

@@ -25,6 +25,13 @@ inline constexpr TaskId kNoTask = 0;
 // Which threads run a task. NonIO runs timeout tasks and visitors.
 enum class TaskGroup { kNonIO };
 
+// Who runs a task whose run falls due on its timer (ExecutorPool, "Due
+// runs"): a worker (the default), or the timer thread that found it due,
+// which spares the worker's wake-up. Runs asked for by a wake, by a snooze to
+// a time already past or by run() returning true at a past wake time go to
+// a worker either way.
+enum class DueRun : uint8_t { kWorker, kTimerThread };
+
 // The owner of tasks — a bucket, in the server. The pool cancels all of an
 // owner's tasks in ExecutorPool::unregisterTaskable(), after which the owner
 // may be destroyed.
@@ -64,10 +71,11 @@ class Task {
   // `initial_wake` is when the first run is due: a past time (the default)
   // means as soon as scheduled; clock::kNever means only when woken or snoozed.
   Task(Taskable& owner, std::string description, TaskGroup group = TaskGroup::kNonIO,
-       clock::TimePoint initial_wake = clock::TimePoint{})
+       clock::TimePoint initial_wake = clock::TimePoint{}, DueRun due_run = DueRun::kWorker)
       : owner_(owner),
         description_(std::move(description)),
         group_(group),
+        due_run_(due_run),
         wake_time_(initial_wake.time_since_epoch().count()) {}
   virtual ~Task();
   Task(const Task&) = delete;
@@ -101,6 +109,7 @@ class Task {
   const std::string& description() const noexcept { return description_; }
   Taskable& taskable() const noexcept { return owner_; }
   TaskGroup group() const noexcept { return group_; }
+  DueRun dueRun() const noexcept { return due_run_; }
   TaskState state() const noexcept { return state_.load(std::memory_order_acquire); }
 
   clock::TimePoint wakeTime() const noexcept {
@@ -113,6 +122,7 @@ class Task {
   Taskable& owner_;
   const std::string description_;
   const TaskGroup group_;
+  const DueRun due_run_;
   std::atomic<clock::Duration::rep> wake_time_;
   std::atomic<TaskId> id_{kNoTask};
   std::atomic<TaskState> state_{TaskState::kSnoozed};

@@ -10,10 +10,14 @@ namespace syncwrite::executor {
 
 namespace {
 constexpr TimeRep kSlackRep = TimerThread::kSlack.count();
+// The TimerThread whose thread this is (null on every other thread).
+thread_local const TimerThread* tl_timer_thread = nullptr;
 }  // namespace
 
-TimerThread::TimerThread(ReadyQueue& ready, const char* name)
-    : ready_(ready), work_(boost::asio::make_work_guard(io_)) {
+bool TimerThread::onThisThread() const noexcept { return tl_timer_thread == this; }
+
+TimerThread::TimerThread(ReadyQueue& ready, const char* name, RunDue run_due)
+    : ready_(ready), run_due_(std::move(run_due)), work_(boost::asio::make_work_guard(io_)) {
   // Room for the usual few requests between two drains, so that queueing one
   // allocates nothing; the two swap, so both need it.
   {
@@ -21,8 +25,11 @@ TimerThread::TimerThread(ReadyQueue& ready, const char* name)
     queued_.reserve(kQueuedReserve);
   }
   draining_.reserve(kQueuedReserve);
+  due_here_.reserve(kQueuedReserve);
+  running_here_.reserve(kQueuedReserve);
   thread_ = std::thread([this, name] {
     pthread_setname_np(pthread_self(), name);
+    tl_timer_thread = this;
     io_.run();
   });
 }
@@ -33,6 +40,7 @@ TimerThread::~TimerThread() {
     base::MutexLock lock(queued_mu_);
     queued_.clear();
   }
+  due_here_.clear();
   for (auto& [at, task] : deadlines_) TaskAccess::record(*task).has_deadline = false;
   deadlines_.clear();
 }
@@ -72,6 +80,7 @@ void TimerThread::postDrain() {
   boost::asio::post(io_, [this] {
     drain_posted_.store(false, std::memory_order_seq_cst);
     drainQueued();
+    runDueHere();
   });
 }
 
@@ -92,23 +101,45 @@ bool TimerThread::drainQueued() {
   return queued;
 }
 
+void TimerThread::runDueHere() {
+  // A run that settles synchronously (settleAndWait) may claim more: hence
+  // the swap, and the loop.
+  while (!due_here_.empty()) {
+    running_here_.swap(due_here_);
+    for (TaskPtr& task : running_here_) run_due_(std::move(task));
+    running_here_.clear();  // keeps its capacity for the next swap
+  }
+}
+
 void TimerThread::settleAndWait(const TaskPtr& task) {
+  if (onThisThread()) {  // from a due run here: a post would wait for itself
+    drainQueued();
+    settle(task);
+    return;
+  }
   std::promise<void> done;
   std::future<void> settled = done.get_future();
   boost::asio::post(io_, [this, &task, &done] {
     drainQueued();  // every request made before this one is settled too
     settle(task);
     done.set_value();
+    runDueHere();
   });
   settled.wait();
 }
 
 void TimerThread::release(std::vector<TaskPtr> tasks, bool wait) {
   if (tasks.empty()) return;
+  if (wait && onThisThread()) {  // from a due run here: a post would wait for itself
+    drainQueued();
+    for (const TaskPtr& task : tasks) remove(*task);
+    return;
+  }
   if (!wait) {
     boost::asio::post(io_, [this, tasks = std::move(tasks)] {
       drainQueued();  // drops the queued references of dead tasks
       for (const TaskPtr& task : tasks) remove(*task);
+      runDueHere();
     });
     return;
   }
@@ -118,6 +149,7 @@ void TimerThread::release(std::vector<TaskPtr> tasks, bool wait) {
     drainQueued();
     for (const TaskPtr& task : tasks) remove(*task);
     done.set_value();
+    runDueHere();
   });
   released.wait();
 }
@@ -137,6 +169,13 @@ bool TimerThread::settle(const TaskPtr& task) {
     const TimeRep now = nowRep();
     const TimeRep wake = wake_time.load(std::memory_order_seq_cst);
     if (wake <= now) {
+      if (task->dueRun() == DueRun::kTimerThread) {
+        TaskPtr claimed = ReadyQueue::claimIfWaiting(*task);
+        if (!claimed) return false;
+        remove(*task);
+        due_here_.push_back(std::move(claimed));
+        return false;
+      }
       if (!ready_.enqueueIfWaiting(*task)) return false;
       remove(*task);
       return true;
@@ -210,6 +249,9 @@ void TimerThread::onWakeUp() {
       deadlines_.erase(deadlines_.begin());
       queued |= settle(task);
     }
+    // Their re-arms queue settle requests, which the loop drains before it
+    // sleeps.
+    runDueHere();
     TimeRep next = deadlines_.empty() ? kNeverRep : deadlines_.begin()->first;
     // The tick (header): what was queued now is likely to re-arm within a
     // slot or two; those requests wait for this wake-up instead of posting.

@@ -1,7 +1,13 @@
 // TimerThread (internal to executor/): one thread running a boost::asio
-// io_context that decides when sleeping tasks are due. It never runs a task:
-// when a task is due it moves it to the ReadyQueue. Keeping timers off the
-// worker threads means a long run() never delays another task's timer.
+// io_context that decides when sleeping tasks are due. When a task is due it
+// moves it to the ReadyQueue, for a worker; keeping timers off the worker
+// threads means a long run() never delays another task's timer. The
+// exception is a task that asked for its due runs here
+// (DueRun::kTimerThread, executor_pool.h): the thread claims it (kWaiting to
+// kQueued, as a queue would) and, once the wake-up's expired entries are
+// settled, runs it through the pool's run protocol (the RunDue callback),
+// saving the worker's wake-up. Its re-arm queues a settle request like any
+// other, drained before the thread sleeps.
 //
 // Timers: a deadline map (time -> task, each task knowing its own entry) and
 // one asio steady_timer armed for the earliest entry — the shape of asio's own
@@ -56,6 +62,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -92,8 +99,14 @@ class TimerThread {
   // (and for kNeverRep).
   static TimeRep slotOf(TimeRep at, TimeRep now) noexcept;
 
-  // Starts the thread, named `name`.
-  TimerThread(ReadyQueue& ready, const char* name);
+  // Runs a task claimed for a due run on this thread (DueRun::kTimerThread):
+  // the pool's run protocol, given the pool's reference. Called on the timer
+  // thread only, after the wake-up's expired entries are settled.
+  using RunDue = std::function<void(TaskPtr)>;
+
+  // Starts the thread, named `name`. `run_due` runs the tasks that ask for
+  // their due runs here.
+  TimerThread(ReadyQueue& ready, const char* name, RunDue run_due);
   // stop(), then drops every deadline (and the references they hold).
   ~TimerThread();
 
@@ -110,26 +123,34 @@ class TimerThread {
   void requestSettle(const TaskPtr& task, TimeRep wake, TimeRep now);
 
   // Synchronous form of requestSettle(): returns once the timer thread has
-  // settled the task, and every request queued before it. Must not be called
-  // from the timer thread.
+  // settled the task, and every request queued before it. On the timer
+  // thread itself (a due run's call), it settles them there and then.
   void settleAndWait(const TaskPtr& task);
 
   // Removes the deadlines of `tasks` (dead tasks) and settles the queued
   // requests, dropping the references both hold to dead tasks; with `wait`,
-  // returns once done.
+  // returns once done (on the timer thread, done there and then).
   void release(std::vector<TaskPtr> tasks, bool wait);
+
+  // True on this TimerThread's own thread.
+  bool onThisThread() const noexcept;
 
   // How many times a settle request has posted to wake the thread (queued
   // ones do not): a count for tests.
   size_t drainPosts() const noexcept { return drain_posts_.load(std::memory_order_relaxed); }
 
  private:
-  // Timer thread only. settle() is true when it queued the task.
+  // Timer thread only. settle() is true when it queued the task for a
+  // worker; a task claimed to run here goes to due_here_.
   bool settle(const TaskPtr& task);
   void place(const TaskPtr& task, TimeRep at);
   void remove(Task& task);
   void wakeUpAt(TimeRep at);
   void onWakeUp();
+  // Runs the tasks settle() claimed for this thread (due_here_), and any
+  // their runs claim. Timer thread only; every handler that settles ends
+  // with it, so no claimed task waits for a later wake-up.
+  void runDueHere();
   // Settles every queued request; true when that queued a task. Timer
   // thread only.
   bool drainQueued();
@@ -137,6 +158,11 @@ class TimerThread {
   void postDrain();
 
   ReadyQueue& ready_;
+  const RunDue run_due_;
+  // Timer thread only: tasks claimed to run in this wake-up, and the batch
+  // being run (swapped, so that a run may claim more).
+  std::vector<TaskPtr> due_here_;
+  std::vector<TaskPtr> running_here_;
   boost::asio::io_context io_{1};
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   boost::asio::steady_timer wake_up_{io_};

@@ -109,6 +109,40 @@ TEST_F(BehindHeadTest, AnsweredAtItsDeadlineThenAbortedInOrderWithoutASecondCall
   EXPECT_EQ(c.committed_after_answer, 0u);
 }
 
+// processTimeout's bound counts aborts and answers behind the head together;
+// what is left stays due (the next deadline is still past) for the next call.
+TEST_F(BehindHeadTest, ABoundedCallLeavesTheRestDueInOrder) {
+  write("a1", 100);
+  write("a2", 100);
+  write("a3", 100);
+  write("head", 30000);
+  write("b1", 100);
+  write("b2", 200);
+  clock_.advance(201ms);
+  const clock::TimePoint now = clock_.now();
+  const auto call = [&] {
+    ResolvedWrites resolved;
+    monitor_.processTimeout(now, resolved, 2);
+    const size_t n = resolved.size();
+    resolved.notify();
+    return n;
+  };
+  EXPECT_EQ(call(), 2u);
+  EXPECT_LT(monitor_.nextDeadline(), now) << "a3 is still due";
+  EXPECT_EQ(call(), 2u);  // a3 aborted, b1 answered
+  EXPECT_LT(monitor_.nextDeadline(), now) << "b2 is still due";
+  EXPECT_EQ(call(), 1u);  // b2 answered
+  EXPECT_GT(monitor_.nextDeadline(), now) << "only the head's 30 s deadline is left";
+  EXPECT_EQ(call(), 0u);
+  std::vector<std::string> order;
+  for (const auto& e : recorder_.entries()) order.push_back(e.tag);
+  EXPECT_EQ(order, (std::vector<std::string>{"a1", "a2", "a3", "b1", "b2"}));
+  EXPECT_EQ(resolutionsQueued(), (std::vector<std::pair<QueueOp, std::string>>{
+                                     {QueueOp::kAbort, "a1"}, {QueueOp::kAbort, "a2"},
+                                     {QueueOp::kAbort, "a3"}}));
+  EXPECT_EQ(monitor_.numTracked(), 3u);
+}
+
 TEST_F(BehindHeadTest, LeavingActiveDoesNotAnswerItAgain) {
   write("head", 30000);
   write("short", 100);

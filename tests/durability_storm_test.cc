@@ -10,6 +10,7 @@
 // (plus the rest of the vbucket it was in) instead of one run; polling
 // resolves the same storm the same way; and the lateness stats say how long
 // after the deadline the answers went out.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "base/mutex.h"
 #include "clock/manual_clock.h"
 #include "durability/bucket_durability.h"
+#include "durability/bucket_timeout_task.h"
 #include "tests/durability_test_support.h"
 
 namespace syncwrite::durability {
@@ -151,6 +153,55 @@ TEST_P(DurabilityStormTest, EveryWriteIsAbortedOnceInSeqnoOrderInBoundedSlices) 
         << "the storm was resolved in too few runs for bounded slices";
     EXPECT_GE(runs, settled.timeout_slices_yielded + 1);
   }
+}
+
+// One vbucket, 5,000 writes expiring at once, and answers that take no time
+// on the clock, so the slice never ends on time: the event-driven timer still
+// takes them in visits of at most kMaxWritesPerVisit, one run each, in
+// seqno order, each answered once.
+TEST(DurabilityStormOneVBucket, AVisitResolvesAtMostKMaxWritesPerVisit) {
+  constexpr uint64_t kOneVbWrites = 5'000;
+  clock::ManualClock clock;
+  executor::ExecutorPool pool(2);
+  config::Configuration config(config::Scope::kBucket);
+  ASSERT_TRUE(config
+                  .loadJson({{"max_vbuckets", 1},
+                             {"durability_timeout_mode", std::string(toString(TimeoutMode::kEventDriven))}})
+                  .ok());
+  vbucket::VBucketMap map(config, VBucketState::kActive);
+  BucketDurability bucket("one-vbucket", config, map, pool, testing::chainOf({"replica1"}),
+                          clock::ClockRef::of(clock));
+  base::Mutex mu;
+  std::vector<Seqno> answered;  // prepare seqnos, in the order answered
+  for (uint64_t i = 0; i < kOneVbWrites; ++i) {
+    const std::string key = "key" + std::to_string(i);
+    WriteRequest request{WriteOp::kSet, key, "v", 1,
+                         Requirements{Level::kMajority, *Timeout::fromMillis(1000)}};
+    const WriteResult r = bucket.write(0, request, [&mu, &answered](const Resolution& res) {
+      base::MutexLock lock(mu);
+      answered.push_back(res.prepare_seqno);
+    });
+    ASSERT_EQ(r.status, WriteStatus::kPending) << i;
+  }
+  const uint64_t runs_before = bucket.stats().timeout_task_runs;
+  clock.advance(1000ms + 1ns);
+  bucket.checkTimeoutsNow();
+  const auto allAnswered = [&] {
+    base::MutexLock lock(mu);
+    return answered.size() >= kOneVbWrites;
+  };
+  ASSERT_TRUE(testing::eventually(allAnswered));
+  // Runs are counted after their answers (bucket_timeout_task.cc).
+  const uint64_t min_runs =
+      (kOneVbWrites + BucketTimeoutTask::kMaxWritesPerVisit - 1) / BucketTimeoutTask::kMaxWritesPerVisit;
+  const auto runsCounted = [&] { return bucket.stats().timeout_task_runs - runs_before >= min_runs; };
+  EXPECT_TRUE(testing::eventually(runsCounted))
+      << bucket.stats().timeout_task_runs - runs_before << " runs for " << kOneVbWrites << " writes";
+  EXPECT_EQ(bucket.stats().aborted_timeout, kOneVbWrites);
+  base::MutexLock lock(mu);
+  ASSERT_EQ(answered.size(), kOneVbWrites) << "answered more than once";
+  EXPECT_TRUE(std::is_sorted(answered.begin(), answered.end()));
+  EXPECT_EQ(std::adjacent_find(answered.begin(), answered.end()), answered.end());
 }
 
 }  // namespace

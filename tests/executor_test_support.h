@@ -40,12 +40,6 @@ using ::testing::_;
 using ::testing::Invoke;
 using ::testing::Return;
 
-using std::chrono::hours;
-using std::chrono::milliseconds;
-using ::testing::_;
-using ::testing::Invoke;
-using ::testing::Return;
-
 // Bounds every wait; reaching it means the test has failed (or hung).
 constexpr auto kGuard = std::chrono::seconds(60);
 
@@ -75,8 +69,9 @@ class RunCounter {
 class LambdaTask : public Task {
  public:
   LambdaTask(Taskable& owner, std::function<bool(Task&)> fn,
-             clock::TimePoint initial_wake = clock::TimePoint{})
-      : Task(owner, "lambda", TaskGroup::kNonIO, initial_wake), fn_(std::move(fn)) {}
+             clock::TimePoint initial_wake = clock::TimePoint{},
+             DueRun due_run = DueRun::kWorker)
+      : Task(owner, "lambda", TaskGroup::kNonIO, initial_wake, due_run), fn_(std::move(fn)) {}
   bool run() override { return fn_(*this); }
 
  private:
@@ -101,6 +96,13 @@ inline std::shared_ptr<LambdaTask> sleeper(Taskable& owner, RunCounter& runs,
         return true;
       },
       initial_wake);
+}
+
+// The name of the calling thread (NonIoPool0, NonIoTimer, …).
+inline std::string threadName() {
+  char name[16] = {};
+  pthread_getname_np(pthread_self(), name, sizeof(name));
+  return name;
 }
 
 // Waits until every run queued so far on a one-worker pool has happened.

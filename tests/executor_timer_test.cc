@@ -90,7 +90,10 @@ class TimerThreadQueue : public ::testing::Test {
   NullTaskable owner_;
   std::vector<std::shared_ptr<LambdaTask>> tasks_;
   ReadyQueue ready_;
-  TimerThread timers_{ready_, "TimerQueueTest"};
+  // These tasks all run on workers (DueRun::kWorker): the timer thread never
+  // calls its runner.
+  TimerThread timers_{ready_, "TimerQueueTest",
+                      [](TimerThread::TaskPtr) { ADD_FAILURE() << "a due run on the timer thread"; }};
 };
 
 // The sentinel 8 ms ahead: a request due after it is queued, and settled at

@@ -1,0 +1,236 @@
+// Tests for DueRun::kTimerThread: a task whose timer falls due runs on the
+// timer thread that found it due, every other run on a worker, and the pool's
+// semantics (executor_pool.h) hold for both.
+#include "tests/executor_test_support.h"
+
+namespace syncwrite::executor {
+namespace {
+
+using namespace test;
+
+clock::TimePoint fromNow(clock::Duration d) { return std::chrono::steady_clock::now() + d; }
+
+// Records the thread names of a task's runs.
+class Names {
+ public:
+  void add(std::string name) {
+    std::lock_guard lock(mu_);
+    names_.push_back(std::move(name));
+  }
+  std::vector<std::string> get() {
+    std::lock_guard lock(mu_);
+    return names_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> names_;
+};
+
+TEST(DueRun, ARunDueOnItsTimerRunsOnTheTimerThread) {
+  NullTaskable owner;
+  RunCounter runs;
+  Names names;
+  ExecutorPool pool(2);
+  int left = 3;
+  ASSERT_NE(kNoTask, pool.schedule(std::make_shared<LambdaTask>(
+                         owner,
+                         [&](Task& self) {
+                           names.add(threadName());
+                           runs.add();
+                           self.snooze(milliseconds(2));
+                           return --left > 0;
+                         },
+                         fromNow(milliseconds(5)), DueRun::kTimerThread)));
+  ASSERT_TRUE(runs.waitFor(3));
+  EXPECT_EQ((std::vector<std::string>{"NonIoTimer", "NonIoTimer", "NonIoTimer"}), names.get());
+}
+
+TEST(DueRun, TheDefaultRunsOnAWorkerWhenItsTimerFalls) {
+  NullTaskable owner;
+  RunCounter runs;
+  Names names;
+  ExecutorPool pool(1);
+  pool.schedule(std::make_shared<LambdaTask>(
+      owner,
+      [&](Task&) {
+        names.add(threadName());
+        runs.add();
+        return false;
+      },
+      fromNow(milliseconds(2))));
+  ASSERT_TRUE(runs.waitFor(1));
+  EXPECT_EQ((std::vector<std::string>{"NonIoPool0"}), names.get());
+}
+
+TEST(DueRun, WakesAndRunsDueAtScheduleGoToAWorker) {
+  NullTaskable owner;
+  RunCounter runs;
+  Names names;
+  ExecutorPool pool(1);
+  // Due at once when scheduled: queued by schedule(), not by a timer.
+  auto task = std::make_shared<LambdaTask>(
+      owner,
+      [&](Task& self) {
+        names.add(threadName());
+        self.snooze(clock::Duration::max());
+        runs.add();
+        return true;
+      },
+      clock::TimePoint{}, DueRun::kTimerThread);
+  const TaskId id = pool.schedule(task);
+  ASSERT_TRUE(runs.waitFor(1));
+  fence(pool);  // asleep forever now
+  pool.wake(id);
+  ASSERT_TRUE(runs.waitFor(2));
+  EXPECT_EQ((std::vector<std::string>{"NonIoPool0", "NonIoPool0"}), names.get());
+}
+
+// A snooze a microsecond ahead is settled by a drain of the timer thread's
+// queue, which may find it due already (or place it exactly): either way it
+// runs without waiting for another wake-up. (A snooze that lands while the
+// previous run is still returning is found due by the runner, which queues
+// it for a worker, so not every run is on the timer thread.)
+TEST(DueRun, ASnoozeSettledAlreadyDueStillRuns) {
+  NullTaskable owner;
+  RunCounter runs;
+  Names names;
+  ExecutorPool pool(1);
+  const TaskId id = pool.schedule(std::make_shared<LambdaTask>(
+      owner,
+      [&](Task& self) {
+        names.add(threadName());
+        self.snooze(clock::Duration::max());
+        runs.add();
+        return true;
+      },
+      clock::kNever, DueRun::kTimerThread));
+  for (int i = 1; i <= 20; ++i) {
+    pool.snooze(id, std::chrono::microseconds(1));
+    ASSERT_TRUE(runs.waitFor(i));
+  }
+  const std::vector<std::string> ran_on = names.get();
+  EXPECT_NE(ran_on.end(), std::find(ran_on.begin(), ran_on.end(), "NonIoTimer"));
+}
+
+// unregisterTaskable() from another thread returns only once a run on the
+// timer thread is over.
+TEST(DueRun, UnregisterWaitsForARunOnTheTimerThread) {
+  NullTaskable owner;
+  std::latch started(1);
+  std::latch release(1);
+  std::atomic<bool> finished{false};
+  ExecutorPool pool(1);
+  pool.schedule(std::make_shared<LambdaTask>(
+      owner,
+      [&](Task&) {
+        started.count_down();
+        release.wait();
+        finished.store(true);
+        return false;
+      },
+      fromNow(milliseconds(1)), DueRun::kTimerThread));
+  started.wait();
+  auto unregistered = std::async(std::launch::async, [&] { pool.unregisterTaskable(owner); });
+  // Not a timing assertion: it must not return at all while the run is held.
+  EXPECT_EQ(std::future_status::timeout, unregistered.wait_for(milliseconds(50)));
+  release.count_down();
+  ASSERT_EQ(std::future_status::ready, unregistered.wait_for(kGuard));
+  EXPECT_TRUE(finished.load());
+}
+
+// The synchronous calls that wait for the timer thread work from a run on it.
+TEST(DueRun, ARunOnTheTimerThreadMayCallThePoolsSynchronousForms) {
+  NullTaskable owner;
+  NullTaskable other_owner;
+  RunCounter other_runs;
+  ExecutorPool pool(1);
+  auto other = sleeper(other_owner, other_runs);
+  const TaskId other_id = pool.schedule(other);
+  RunCounter sleeper_runs;
+  const TaskId sleeper_id = pool.schedule(sleeper(owner, sleeper_runs));
+  std::promise<std::vector<bool>> results;
+  pool.schedule(std::make_shared<LambdaTask>(
+      owner,
+      [&](Task&) {
+        std::vector<bool> r;
+        r.push_back(pool.snoozeAndWait(sleeper_id, hours(1)));
+        r.push_back(pool.cancel(sleeper_id));
+        pool.unregisterTaskable(other_owner);
+        r.push_back(pool.wakeAndWait(other_id));  // gone with its owner
+        results.set_value(r);
+        return false;
+      },
+      fromNow(milliseconds(1)), DueRun::kTimerThread));
+  auto done = results.get_future();
+  ASSERT_EQ(std::future_status::ready, done.wait_for(kGuard));
+  EXPECT_EQ((std::vector<bool>{true, true, false}), done.get());
+  EXPECT_EQ(TaskState::kDead, other->state());
+  fence(pool);
+  EXPECT_EQ(0, other_runs.count());
+  EXPECT_EQ(0, sleeper_runs.count());
+}
+
+// A run on the timer thread that throws leaves its task dead; the thread
+// goes on firing other timers, its own due runs included.
+TEST(DueRun, AThrowingRunOnTheTimerThreadIsDeadAndTheTimersGoOn) {
+  NullTaskable owner;
+  ExecutorPool pool(1);
+  auto throws = std::make_shared<LambdaTask>(
+      owner, [](Task&) -> bool { throw std::runtime_error("boom"); }, fromNow(milliseconds(1)),
+      DueRun::kTimerThread);
+  const TaskId id = pool.schedule(throws);
+  RunCounter runs;
+  Names names;
+  pool.schedule(std::make_shared<LambdaTask>(
+      owner,
+      [&](Task&) {
+        names.add(threadName());
+        runs.add();
+        return false;
+      },
+      fromNow(milliseconds(5)), DueRun::kTimerThread));
+  ASSERT_TRUE(runs.waitFor(1));
+  EXPECT_EQ((std::vector<std::string>{"NonIoTimer"}), names.get());
+  EXPECT_EQ(TaskState::kDead, throws->state());
+  EXPECT_FALSE(pool.wakeAndWait(id));
+}
+
+// Runs on the timer thread (its own 1 ms re-arms) and on workers (wakes from
+// other threads) never overlap, and a wake during a timer-thread run still
+// causes one more run.
+TEST(DueRun, TimerThreadAndWorkerRunsNeverOverlap) {
+  NullTaskable owner;
+  std::atomic<bool> inside{false};
+  std::atomic<int> overlaps{0};
+  std::atomic<int> on_timer{0};
+  RunCounter runs;
+  ExecutorPool pool(2);
+  const TaskId id = pool.schedule(std::make_shared<LambdaTask>(
+      owner,
+      [&](Task& self) {
+        if (inside.exchange(true)) overlaps.fetch_add(1);
+        if (threadName() == "NonIoTimer") on_timer.fetch_add(1);
+        self.snooze(milliseconds(1));
+        inside.store(false);
+        runs.add();
+        return true;
+      },
+      fromNow(milliseconds(1)), DueRun::kTimerThread));
+  std::vector<std::thread> wakers;
+  for (int t = 0; t < 2; ++t) {
+    wakers.emplace_back([&pool, id] {
+      for (int i = 0; i < 2000; ++i) pool.wake(id);
+    });
+  }
+  for (auto& t : wakers) t.join();
+  // Both kinds of run happen: a timer-thread run, then more after the wakes.
+  const int before = runs.count();
+  ASSERT_TRUE(runs.waitFor(before + 3));
+  while (on_timer.load() == 0) ASSERT_TRUE(runs.waitFor(runs.count() + 1));
+  pool.unregisterTaskable(owner);
+  EXPECT_EQ(0, overlaps.load());
+}
+
+}  // namespace
+}  // namespace syncwrite::executor
