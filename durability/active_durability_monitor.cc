@@ -214,6 +214,11 @@ void ActiveDurabilityMonitor::processTimeout(clock::TimePoint now, ResolvedWrite
   // lock (the next deadline only becomes later by what follows, so there is
   // no listener to tell either).
   if (next_deadline_.load(std::memory_order_acquire) >= now.time_since_epoch().count()) return;
+  processExpired(now, resolved, max_writes);
+}
+
+void ActiveDurabilityMonitor::processExpired(clock::TimePoint now, ResolvedWrites& resolved,
+                                             size_t max_writes) {
   base::MutexLock lock(mutex_);
   size_t taken = 0;
   for (; taken < max_writes && !writes_.empty() && writes_.front().deadline() < now; ++taken) {

@@ -277,6 +277,12 @@ class ActiveDurabilityMonitor {
   const EarlyEntry* earlyTopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // The tracked write whose prepare has `seqno`. O(log writes).
   TrackedWrite& writeWithSeqnoLocked(Seqno seqno) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // processTimeout() past its lock-free check. Out of line, so that the
+  // check saves no registers: with the bound in the same function, GCC put
+  // the slow path's prologue ahead of it, and ProcessTimeoutNoneExpired went
+  // from ~2.0 to ~3.3 ns.
+  [[gnu::noinline]] void processExpired(clock::TimePoint now, ResolvedWrites& resolved,
+                                        size_t max_writes) ABSL_LOCKS_EXCLUDED(mutex_);
   // Answers unanswered writes with deadline < now behind the head, earliest
   // deadline first, at most `max_writes` of them.
   void answerExpiredLocked(clock::TimePoint now, ResolvedWrites& resolved, size_t max_writes)
