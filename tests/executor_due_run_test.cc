@@ -27,6 +27,19 @@ class Names {
   std::vector<std::string> names_;
 };
 
+// A one-shot task due at `at` that records where it ran.
+std::shared_ptr<LambdaTask> namedOneShot(Taskable& owner, RunCounter& runs, Names& names,
+                                         clock::TimePoint at, DueRun due_run) {
+  return std::make_shared<LambdaTask>(
+      owner,
+      [&runs, &names](Task&) {
+        names.add(threadName());
+        runs.add();
+        return false;
+      },
+      at, due_run);
+}
+
 TEST(DueRun, ARunDueOnItsTimerRunsOnTheTimerThread) {
   NullTaskable owner;
   RunCounter runs;
@@ -51,14 +64,7 @@ TEST(DueRun, TheDefaultRunsOnAWorkerWhenItsTimerFalls) {
   RunCounter runs;
   Names names;
   ExecutorPool pool(1);
-  pool.schedule(std::make_shared<LambdaTask>(
-      owner,
-      [&](Task&) {
-        names.add(threadName());
-        runs.add();
-        return false;
-      },
-      fromNow(milliseconds(2))));
+  pool.schedule(namedOneShot(owner, runs, names, fromNow(milliseconds(2)), DueRun::kWorker));
   ASSERT_TRUE(runs.waitFor(1));
   EXPECT_EQ((std::vector<std::string>{"NonIoPool0"}), names.get());
 }
@@ -182,14 +188,7 @@ TEST(DueRun, AThrowingRunOnTheTimerThreadIsDeadAndTheTimersGoOn) {
   const TaskId id = pool.schedule(throws);
   RunCounter runs;
   Names names;
-  pool.schedule(std::make_shared<LambdaTask>(
-      owner,
-      [&](Task&) {
-        names.add(threadName());
-        runs.add();
-        return false;
-      },
-      fromNow(milliseconds(5)), DueRun::kTimerThread));
+  pool.schedule(namedOneShot(owner, runs, names, fromNow(milliseconds(5)), DueRun::kTimerThread));
   ASSERT_TRUE(runs.waitFor(1));
   EXPECT_EQ((std::vector<std::string>{"NonIoTimer"}), names.get());
   EXPECT_EQ(TaskState::kDead, throws->state());
