@@ -243,8 +243,8 @@ void ActiveDurabilityMonitor::answerExpiredLocked(clock::TimePoint now, Resolved
                                                   size_t max_writes) {
   const clock::Duration::rep now_rep = now.time_since_epoch().count();
   for (const EarlyEntry* top = max_writes > 0 ? earlyTopLocked() : nullptr;
-       top != nullptr && top->deadline < now_rep;
-       top = --max_writes > 0 ? earlyTopLocked() : nullptr) {
+       top != nullptr && top->deadline<now_rep; top = --max_writes> 0 ? earlyTopLocked()
+                                                                      : nullptr) {
     TrackedWrite& w = writeWithSeqnoLocked(top->seqno);
     std::pop_heap(early_.begin(), early_.end(), std::greater<>());
     early_.pop_back();

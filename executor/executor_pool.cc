@@ -87,7 +87,8 @@ struct ExecutorPool::Impl {
   const size_t timer_slot;
   std::atomic<TaskId> next_id{kNoTask + 1};
   ReadyQueue ready;
-  TimerThread timers{ready, "NonIoTimer", [this](TaskPtr task) { runOnTimerThread(std::move(task)); }};
+  TimerThread timers{ready, "NonIoTimer",
+                     [this](TaskPtr task) { runOnTimerThread(std::move(task)); }};
   TaskTable table;
 
   // unregisterTaskable() waits here for runs to finish. It guards no member:

@@ -137,9 +137,9 @@ TEST_F(BehindHeadTest, ABoundedCallLeavesTheRestDueInOrder) {
   std::vector<std::string> order;
   for (const auto& e : recorder_.entries()) order.push_back(e.tag);
   EXPECT_EQ(order, (std::vector<std::string>{"a1", "a2", "a3", "b1", "b2"}));
-  EXPECT_EQ(resolutionsQueued(), (std::vector<std::pair<QueueOp, std::string>>{
-                                     {QueueOp::kAbort, "a1"}, {QueueOp::kAbort, "a2"},
-                                     {QueueOp::kAbort, "a3"}}));
+  EXPECT_EQ(resolutionsQueued(),
+            (std::vector<std::pair<QueueOp, std::string>>{
+                {QueueOp::kAbort, "a1"}, {QueueOp::kAbort, "a2"}, {QueueOp::kAbort, "a3"}}));
   EXPECT_EQ(monitor_.numTracked(), 3u);
 }
 

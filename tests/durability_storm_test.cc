@@ -164,10 +164,11 @@ TEST(DurabilityStormOneVBucket, AVisitResolvesAtMostKMaxWritesPerVisit) {
   clock::ManualClock clock;
   executor::ExecutorPool pool(2);
   config::Configuration config(config::Scope::kBucket);
-  ASSERT_TRUE(config
-                  .loadJson({{"max_vbuckets", 1},
-                             {"durability_timeout_mode", std::string(toString(TimeoutMode::kEventDriven))}})
-                  .ok());
+  ASSERT_TRUE(
+      config
+          .loadJson({{"max_vbuckets", 1},
+                     {"durability_timeout_mode", std::string(toString(TimeoutMode::kEventDriven))}})
+          .ok());
   vbucket::VBucketMap map(config, VBucketState::kActive);
   BucketDurability bucket("one-vbucket", config, map, pool, testing::chainOf({"replica1"}),
                           clock::ClockRef::of(clock));
@@ -192,11 +193,13 @@ TEST(DurabilityStormOneVBucket, AVisitResolvesAtMostKMaxWritesPerVisit) {
   };
   ASSERT_TRUE(testing::eventually(allAnswered));
   // Runs are counted after their answers (bucket_timeout_task.cc).
-  const uint64_t min_runs =
-      (kOneVbWrites + BucketTimeoutTask::kMaxWritesPerVisit - 1) / BucketTimeoutTask::kMaxWritesPerVisit;
-  const auto runsCounted = [&] { return bucket.stats().timeout_task_runs - runs_before >= min_runs; };
-  EXPECT_TRUE(testing::eventually(runsCounted))
-      << bucket.stats().timeout_task_runs - runs_before << " runs for " << kOneVbWrites << " writes";
+  const uint64_t min_runs = (kOneVbWrites + BucketTimeoutTask::kMaxWritesPerVisit - 1) /
+                            BucketTimeoutTask::kMaxWritesPerVisit;
+  const auto runsCounted = [&] {
+    return bucket.stats().timeout_task_runs - runs_before >= min_runs;
+  };
+  EXPECT_TRUE(testing::eventually(runsCounted)) << bucket.stats().timeout_task_runs - runs_before
+                                                << " runs for " << kOneVbWrites << " writes";
   EXPECT_EQ(bucket.stats().aborted_timeout, kOneVbWrites);
   base::MutexLock lock(mu);
   ASSERT_EQ(answered.size(), kOneVbWrites) << "answered more than once";

@@ -69,8 +69,7 @@ class RunCounter {
 class LambdaTask : public Task {
  public:
   LambdaTask(Taskable& owner, std::function<bool(Task&)> fn,
-             clock::TimePoint initial_wake = clock::TimePoint{},
-             DueRun due_run = DueRun::kWorker)
+             clock::TimePoint initial_wake = clock::TimePoint{}, DueRun due_run = DueRun::kWorker)
       : Task(owner, "lambda", TaskGroup::kNonIO, initial_wake, due_run), fn_(std::move(fn)) {}
   bool run() override { return fn_(*this); }
 

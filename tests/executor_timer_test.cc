@@ -92,8 +92,9 @@ class TimerThreadQueue : public ::testing::Test {
   ReadyQueue ready_;
   // These tasks all run on workers (DueRun::kWorker): the timer thread never
   // calls its runner.
-  TimerThread timers_{ready_, "TimerQueueTest",
-                      [](TimerThread::TaskPtr) { ADD_FAILURE() << "a due run on the timer thread"; }};
+  TimerThread timers_{ready_, "TimerQueueTest", [](TimerThread::TaskPtr) {
+                        ADD_FAILURE() << "a due run on the timer thread";
+                      }};
 };
 
 // The sentinel 8 ms ahead: a request due after it is queued, and settled at
