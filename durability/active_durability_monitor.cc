@@ -219,6 +219,7 @@ void ActiveDurabilityMonitor::processTimeout(clock::TimePoint now, ResolvedWrite
 
 void ActiveDurabilityMonitor::processExpired(clock::TimePoint now, ResolvedWrites& resolved,
                                              size_t max_writes) {
+  max_writes = std::max<size_t>(max_writes, 1);  // 0 would leave its caller spinning
   base::MutexLock lock(mutex_);
   size_t taken = 0;
   for (; taken < max_writes && !writes_.empty() && writes_.front().deadline() < now; ++taken) {
@@ -242,9 +243,9 @@ void ActiveDurabilityMonitor::processExpired(clock::TimePoint now, ResolvedWrite
 void ActiveDurabilityMonitor::answerExpiredLocked(clock::TimePoint now, ResolvedWrites& resolved,
                                                   size_t max_writes) {
   const clock::Duration::rep now_rep = now.time_since_epoch().count();
-  for (const EarlyEntry* top = max_writes > 0 ? earlyTopLocked() : nullptr;
-       top != nullptr && top->deadline<now_rep; top = --max_writes> 0 ? earlyTopLocked()
-                                                                      : nullptr) {
+  for (size_t answered = 0; answered < max_writes; ++answered) {
+    const EarlyEntry* top = earlyTopLocked();
+    if (top == nullptr || top->deadline >= now_rep) break;
     TrackedWrite& w = writeWithSeqnoLocked(top->seqno);
     std::pop_heap(early_.begin(), early_.end(), std::greater<>());
     early_.pop_back();

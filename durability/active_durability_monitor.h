@@ -170,7 +170,7 @@ class ActiveDurabilityMonitor {
   // has expired, one atomic load and no lock, however many writes are
   // tracked. Otherwise O(writes aborted + writes answered × log).
   //
-  // At most `max_writes` (> 0) aborts and answers together: the rest stay
+  // At most `max_writes` aborts and answers together (0 is taken as 1): the rest stay
   // due, and nextDeadline() stays before `now` until a later call takes
   // them (aborts still in seqno order), so that a caller can bound how long
   // it holds its thread however long a vbucket's expired prefix is.

@@ -17,7 +17,8 @@
 // worker takes it without any system call; through asio it would pay for a
 // handler allocation, the scheduler's lock and an eventfd or futex wake-up
 // whenever the thread is blocked in epoll. And timers on a dedicated thread
-// are never late behind a long-running task.
+// are never late behind a long-running worker task (a DueRun::kTimerThread
+// task's run does delay them, by its own length: executor_pool.h).
 #include "executor/executor_pool.h"
 #include "base/mutex.h"
 
@@ -61,8 +62,12 @@ struct ExecutorPool::Impl {
   void workerLoop(size_t index);
   void runOnce(TaskPtr task, size_t worker);
   // A due run claimed by the timer thread; runs in the slot after the
-  // workers' in running_owner.
-  void runOnTimerThread(TaskPtr task) { runOnce(std::move(task), timer_slot); }
+  // workers' in running_owner, which the timer thread takes as its own index
+  // (so that unregisterTaskable() called from the run does not wait for it).
+  void runOnTimerThread(TaskPtr task) {
+    tl_worker = timer_slot;
+    runOnce(std::move(task), timer_slot);
+  }
   // After the wake time became `wake` (read or written at `now`): queue the
   // task if due, or have its timer re-armed if it is earlier than the timer.
   // `ref()` gives a reference for the timer thread (null: the task is dying).
@@ -98,11 +103,11 @@ struct ExecutorPool::Impl {
   std::condition_variable run_cv;
   std::atomic<int> run_waiters{0};
   // The owner of the task each worker is running (or about to claim), null
-  // when idle. unregisterTaskable() waits on these as well as on its tasks'
-  // in_run flags, because a task cancelled during its run has left the table
-  // and would otherwise not be waited for. Compared, never dereferenced.
-  // One line each: every run writes its worker's entry twice, and entries
-  // sharing a line would bounce it between the cores running the workers.
+  // when idle; the entry after the workers' is the timer thread's due runs. unregisterTaskable()
+  // waits on these as well as on its tasks' in_run flags, because a task cancelled during its run
+  // has left the table and would otherwise not be waited for. Compared, never dereferenced. One
+  // line each: every run writes its worker's entry twice, and entries sharing a line would bounce
+  // it between the cores running the workers.
   struct alignas(64) RunningOwner {
     std::atomic<const Taskable*> owner{nullptr};
   };
@@ -119,6 +124,9 @@ ExecutorPool::Impl::Impl(size_t num_threads) : timer_slot(num_threads) {
 }
 
 ExecutorPool::Impl::~Impl() {
+  // First, so that no due run starts on the timer thread from here on: tasks
+  // not yet run are dropped (executor_pool.h).
+  timers.stopRunningDue();
   ready.stop();
   for (std::thread& t : workers) t.join();
   timers.stop();

@@ -37,17 +37,27 @@
 // sleeping tasks and one steady_timer armed for its earliest entry
 // (timer_thread.h).
 //
-// Due runs. A task constructed with DueRun::kTimerThread has the runs its
-// timer makes due run on NonIoTimer itself, in the wake-up that found them
-// due: no worker is woken for them (docs/benchmarks.md, "Due runs on the
-// timer thread": the event-driven timeout timer). Every other run of such a
-// task — woken, due when scheduled, or re-run at once because run() left
-// its wake time in the past — goes to a worker. Such a run delays every
-// other timer by its own length, so only tasks whose runs are short and
-// bounded should ask for it; it may call any member, the synchronous ones
-// included (which do their work there and then rather than wait for the
-// timer thread). Tasks default to DueRun::kWorker: NonIoTimer runs no code
-// of theirs.
+// Due runs. A task constructed with DueRun::kTimerThread has the runs the
+// timer thread finds due run on NonIoTimer itself, in that wake-up: no
+// worker is woken for them (docs/benchmarks.md, "Due runs on the timer
+// thread": the event-driven timeout timer). Those are the runs its deadline
+// brings, and a snooze the timer thread settles after its time has passed.
+// Runs queued without the timer thread go to a worker: wake(), schedule()
+// of a task due at once, a snooze to a past time made while the task's
+// timer is not yet due, and run() returning true with its wake time past.
+// A due run delays every other timer by its own length, so only tasks whose
+// runs are short and bounded should ask for it. Tasks default to
+// DueRun::kWorker: NonIoTimer runs no code of theirs.
+//
+// A due run may call any member. snoozeAndWait(), and the wait inside
+// unregisterTaskable(), then do their work in place rather than wait for
+// the timer thread. Two rules keep it from deadlocking, because a call that
+// waits for the timer thread (snoozeAndWait, unregisterTaskable) now also
+// waits for any due run in progress there:
+//  - a due run must not call unregisterTaskable() for an owner whose other
+//    tasks may call snoozeAndWait() or unregisterTaskable() themselves;
+//  - no thread may make those calls while holding a lock that a due run (or
+//    what it calls: the timeout task's completions) takes.
 //
 // Semantics every implementation must keep (pinned by tests/executor_test):
 //  - a task never runs concurrently with itself;

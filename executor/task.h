@@ -25,10 +25,10 @@ inline constexpr TaskId kNoTask = 0;
 // Which threads run a task. NonIO runs timeout tasks and visitors.
 enum class TaskGroup { kNonIO };
 
-// Who runs a task whose run falls due on its timer (ExecutorPool, "Due
-// runs"): a worker (the default), or the timer thread that found it due,
-// which spares the worker's wake-up. Runs asked for by a wake, by a snooze to
-// a time already past or by run() returning true at a past wake time go to
+// Who runs a task whose run the timer thread finds due (ExecutorPool, "Due
+// runs"): a worker (the default), or the timer thread itself, which spares
+// the worker's wake-up. Runs queued without the timer thread (a wake, a
+// task due when scheduled, run() returning true at a past wake time) go to
 // a worker either way.
 enum class DueRun : uint8_t { kWorker, kTimerThread };
 

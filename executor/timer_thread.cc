@@ -169,7 +169,8 @@ bool TimerThread::settle(const TaskPtr& task) {
     const TimeRep now = nowRep();
     const TimeRep wake = wake_time.load(std::memory_order_seq_cst);
     if (wake <= now) {
-      if (task->dueRun() == DueRun::kTimerThread) {
+      if (task->dueRun() == DueRun::kTimerThread &&
+          !run_due_stopped_.load(std::memory_order_acquire)) {
         TaskPtr claimed = ReadyQueue::claimIfWaiting(*task);
         if (!claimed) return false;
         remove(*task);

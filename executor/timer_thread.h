@@ -7,7 +7,8 @@
 // kQueued, as a queue would) and, once the wake-up's expired entries are
 // settled, runs it through the pool's run protocol (the RunDue callback),
 // saving the worker's wake-up. Its re-arm queues a settle request like any
-// other, drained before the thread sleeps.
+// other: in onWakeUp() drained before the thread sleeps, in a drain handler
+// posted or left for the planned wake-up, as any request is.
 //
 // Timers: a deadline map (time -> task, each task knowing its own entry) and
 // one asio steady_timer armed for the earliest entry — the shape of asio's own
@@ -135,6 +136,11 @@ class TimerThread {
   // True on this TimerThread's own thread.
   bool onThisThread() const noexcept;
 
+  // From now on, a task found due is queued for the workers whatever its
+  // DueRun (the pool's destructor calls it before it stops the workers, so
+  // that nothing due afterwards runs). A run in progress finishes.
+  void stopRunningDue() noexcept { run_due_stopped_.store(true, std::memory_order_release); }
+
   // How many times a settle request has posted to wake the thread (queued
   // ones do not): a count for tests.
   size_t drainPosts() const noexcept { return drain_posts_.load(std::memory_order_relaxed); }
@@ -176,6 +182,7 @@ class TimerThread {
   std::atomic<size_t> queued_size_{0};  // queued_.size(), stored under queued_mu_
   std::vector<TaskPtr> draining_;       // timer thread only; swapped with queued_
   std::atomic<bool> drain_posted_{false};
+  std::atomic<bool> run_due_stopped_{false};
   std::atomic<size_t> drain_posts_{0};
   std::thread thread_;
 };

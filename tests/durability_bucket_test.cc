@@ -3,6 +3,8 @@
 // tasks look; nothing sleeps for a deadline).
 #include "durability/bucket_durability.h"
 
+#include <pthread.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -450,7 +452,9 @@ TEST(CoarseClockTimeouts, AnExpiringWriteTakesAFewTimerRunsNotASpin) {
 
 // The timer slack, on the real clock: deadlines of different vbuckets that
 // fall in one slot share one run, and that run comes after every one of them.
-// (Only "after" is asserted of the time: no upper bound.)
+// (Only "after" is asserted of the time: no upper bound.) The run is the
+// timer's, so it runs on the executor's timer thread (DueRun::kTimerThread),
+// and the completions with it.
 TEST(CoalescedTimeouts, DeadlinesInOneSlotShareOneRunAndNoneFiresEarly) {
   constexpr clock::Duration kSlack = 100ms;
   constexpr Vbid kCount = 4;
@@ -480,6 +484,7 @@ TEST(CoalescedTimeouts, DeadlinesInOneSlotShareOneRunAndNoneFiresEarly) {
       ((clock::PreciseClock::now() + 50ms).time_since_epoch().count() / slot + 1) * slot)};
   base::Mutex mu;
   std::vector<std::pair<clock::TimePoint, clock::TimePoint>> answered;  // deadline, answer
+  std::vector<std::string> threads;                                     // where each completion ran
   for (Vbid vb = 0; vb < kCount; ++vb) {
     const clock::TimePoint deadline = boundary - std::chrono::milliseconds(vb + 1);
     ResolvedWrites resolved;
@@ -488,8 +493,11 @@ TEST(CoalescedTimeouts, DeadlinesInOneSlotShareOneRunAndNoneFiresEarly) {
                      Requirements{Level::kMajority, *Timeout::fromMillis(10)}},
         [&, deadline](const Resolution&) {
           const clock::TimePoint at = clock::PreciseClock::now();
+          char name[16] = {};
+          pthread_getname_np(pthread_self(), name, sizeof(name));
           base::MutexLock lock(mu);
           answered.emplace_back(deadline, at);
+          threads.emplace_back(name);
         },
         deadline - 10ms, resolved);
     ASSERT_EQ(r.status, WriteStatus::kPending);
@@ -503,6 +511,10 @@ TEST(CoalescedTimeouts, DeadlinesInOneSlotShareOneRunAndNoneFiresEarly) {
   ASSERT_TRUE(eventually([&] { return counters.runs.load() >= 1; }));
   EXPECT_EQ(counters.runs.load(), 1u) << "one run for the slot";
   for (const auto& [deadline, at] : answered) EXPECT_GT(at, deadline) << "never early";
+  {
+    base::MutexLock lock(mu);
+    EXPECT_EQ(threads, std::vector<std::string>(kCount, "NonIoTimer"));
+  }
   EXPECT_TRUE(in_flight.empty());
   EXPECT_EQ(task->armedDeadline(), clock::kNever);
   for (auto& m : monitors) m->setDeadlineListener(nullptr);
