@@ -92,7 +92,7 @@ class TimerThreadQueue : public ::testing::Test {
   ReadyQueue ready_;
   // These tasks all run on workers (DueRun::kWorker): the timer thread never
   // calls its runner.
-  TimerThread timers_{ready_, "TimerQueueTest", [](TimerThread::TaskPtr) {
+  TimerThread timers_{ready_, "TimerQueueTest", [](const TimerThread::TaskPtr&) {
                         ADD_FAILURE() << "a due run on the timer thread";
                       }};
 };
