@@ -170,10 +170,10 @@ class ActiveDurabilityMonitor {
   // has expired, one atomic load and no lock, however many writes are
   // tracked. Otherwise O(writes aborted + writes answered × log).
   //
-  // At most `max_writes` aborts and answers together (0 is taken as 1): the rest stay
-  // due, and nextDeadline() stays before `now` until a later call takes
-  // them (aborts still in seqno order), so that a caller can bound how long
-  // it holds its thread however long a vbucket's expired prefix is.
+  // At most `max_writes` aborts and answers together (0 is taken as 1): the
+  // rest stay due, and nextDeadline() stays before `now` until a later call
+  // takes them (aborts still in seqno order), so that a caller can bound how
+  // long it holds its thread however long a vbucket's expired prefix is.
   static constexpr size_t kAllExpired = SIZE_MAX;
   void processTimeout(clock::TimePoint now, ResolvedWrites& resolved,
                       size_t max_writes = kAllExpired);

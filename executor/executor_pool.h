@@ -52,8 +52,8 @@
 // A due run may call any member. snoozeAndWait(), and the wait inside
 // unregisterTaskable(), then do their work in place rather than wait for
 // the timer thread. Two rules keep it from deadlocking, because a call that
-// waits for the timer thread (snoozeAndWait, unregisterTaskable) now also
-// waits for any due run in progress there:
+// waits for the timer thread (snoozeAndWait, unregisterTaskable) also waits
+// for any due run in progress there:
 //  - a due run must not call unregisterTaskable() for an owner whose other
 //    tasks may call snoozeAndWait() or unregisterTaskable() themselves;
 //  - no thread may make those calls while holding a lock that a due run (or
