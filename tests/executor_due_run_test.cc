@@ -46,6 +46,21 @@ std::shared_ptr<LambdaTask> namedOneShot(Taskable& owner, RunCounter& runs, Name
       at, due_run);
 }
 
+// A DueRun::kTimerThread task that records where it ran, then sleeps until
+// woken or snoozed.
+std::shared_ptr<LambdaTask> namedSleeper(Taskable& owner, RunCounter& runs, Names& names,
+                                         clock::TimePoint initial_wake) {
+  return std::make_shared<LambdaTask>(
+      owner,
+      [&runs, &names](Task& self) {
+        names.add(threadName());
+        self.snooze(clock::Duration::max());
+        runs.add();
+        return true;
+      },
+      initial_wake, DueRun::kTimerThread);
+}
+
 TEST(DueRun, ARunDueOnItsTimerRunsOnTheTimerThread) {
   NullTaskable owner;
   RunCounter runs;
@@ -81,15 +96,7 @@ TEST(DueRun, WakesAndRunsDueAtScheduleGoToAWorker) {
   Names names;
   ExecutorPool pool(1);
   // Due at once when scheduled: queued by schedule(), not by a timer.
-  auto task = std::make_shared<LambdaTask>(
-      owner,
-      [&](Task& self) {
-        names.add(threadName());
-        self.snooze(clock::Duration::max());
-        runs.add();
-        return true;
-      },
-      clock::TimePoint{}, DueRun::kTimerThread);
+  auto task = namedSleeper(owner, runs, names, clock::TimePoint{});
   const TaskId id = pool.schedule(task);
   ASSERT_TRUE(runs.waitFor(1));
   fence(pool);  // asleep forever now
@@ -108,15 +115,7 @@ TEST(DueRun, ASnoozeSettledAlreadyDueStillRuns) {
   RunCounter runs;
   Names names;
   ExecutorPool pool(1);
-  const TaskId id = pool.schedule(std::make_shared<LambdaTask>(
-      owner,
-      [&](Task& self) {
-        names.add(threadName());
-        self.snooze(clock::Duration::max());
-        runs.add();
-        return true;
-      },
-      clock::kNever, DueRun::kTimerThread));
+  const TaskId id = pool.schedule(namedSleeper(owner, runs, names, clock::kNever));
   for (int i = 1; i <= 20; ++i) {
     pool.snooze(id, std::chrono::microseconds(1));
     ASSERT_TRUE(runs.waitFor(i));
