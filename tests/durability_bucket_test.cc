@@ -3,8 +3,6 @@
 // tasks look; nothing sleeps for a deadline).
 #include "durability/bucket_durability.h"
 
-#include <pthread.h>
-
 #include <chrono>
 #include <memory>
 #include <string>
@@ -20,6 +18,7 @@
 #include "clock/precise_clock.h"
 #include "durability/bucket_timeout_task.h"
 #include "tests/durability_test_support.h"
+#include "tests/thread_name.h"
 #include "vbucket/vbucket_set.h"
 
 namespace syncwrite::durability {
@@ -493,11 +492,10 @@ TEST(CoalescedTimeouts, DeadlinesInOneSlotShareOneRunAndNoneFiresEarly) {
                      Requirements{Level::kMajority, *Timeout::fromMillis(10)}},
         [&, deadline](const Resolution&) {
           const clock::TimePoint at = clock::PreciseClock::now();
-          char name[16] = {};
-          pthread_getname_np(pthread_self(), name, sizeof(name));
+          std::string name = syncwrite::test::threadName();
           base::MutexLock lock(mu);
           answered.emplace_back(deadline, at);
-          threads.emplace_back(name);
+          threads.push_back(std::move(name));
         },
         deadline - 10ms, resolved);
     ASSERT_EQ(r.status, WriteStatus::kPending);

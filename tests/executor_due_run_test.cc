@@ -213,20 +213,11 @@ TEST(DueRun, AThrowingRunOnTheTimerThreadIsDeadAndTheTimersGoOn) {
 // other threads) never overlap.
 TEST(DueRun, TimerThreadAndWorkerRunsNeverOverlap) {
   NullTaskable owner;
-  std::atomic<bool> inside{false};
-  std::atomic<int> overlaps{0};
+  OverlapCounter overlap;
   RunCounter runs;
   ExecutorPool pool(2);
-  const TaskId id = pool.schedule(std::make_shared<LambdaTask>(
-      owner,
-      [&](Task& self) {
-        if (inside.exchange(true)) overlaps.fetch_add(1);
-        self.snooze(milliseconds(1));
-        inside.store(false);
-        runs.add();
-        return true;
-      },
-      fromNow(milliseconds(1)), DueRun::kTimerThread));
+  const TaskId id = pool.schedule(overlapProbe(owner, overlap, runs, milliseconds(1),
+                                               fromNow(milliseconds(1)), DueRun::kTimerThread));
   std::vector<std::thread> wakers;
   for (int t = 0; t < 2; ++t) {
     wakers.emplace_back([&pool, id] {
@@ -239,7 +230,7 @@ TEST(DueRun, TimerThreadAndWorkerRunsNeverOverlap) {
   for (auto& t : wakers) t.join();
   ASSERT_TRUE(runs.waitFor(runs.count() + 3));  // the 1 ms re-arms go on
   pool.unregisterTaskable(owner);
-  EXPECT_EQ(0, overlaps.load());
+  EXPECT_EQ(0, overlap.overlaps.load());
 }
 
 // A wake that arrives while a run is in progress on the timer thread causes

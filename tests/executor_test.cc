@@ -22,11 +22,9 @@ TEST(ExecutorPool, WorkerThreadsAreNamedNonIoPoolN) {
   ExecutorPool pool(2);
   for (int i = 0; i < 2; ++i) {
     pool.schedule(std::make_shared<LambdaTask>(owner, [&](Task&) {
-      char name[16] = {};
-      pthread_getname_np(pthread_self(), name, sizeof(name));
       {
         std::lock_guard lock(mu);
-        names.insert(name);
+        names.insert(threadName());
       }
       both.arrive_and_wait();
       return false;
@@ -394,20 +392,11 @@ TEST(Task, SnoozeAlignedOfZeroOrNeverIsPlainSnooze) {
 
 TEST(ExecutorPool, NeverRunsATaskConcurrentlyWithItself) {
   NullTaskable owner;
-  std::atomic<bool> inside{false};
-  std::atomic<int> overlaps{0};
+  OverlapCounter overlap;
   RunCounter runs;
   ExecutorPool pool(4);
-  const TaskId id = pool.schedule(std::make_shared<LambdaTask>(
-      owner,
-      [&](Task& self) {
-        if (inside.exchange(true)) overlaps.fetch_add(1);
-        self.snooze(clock::Duration::max());
-        inside.store(false);
-        runs.add();
-        return true;
-      },
-      clock::kNever));
+  const TaskId id =
+      pool.schedule(overlapProbe(owner, overlap, runs, clock::Duration::max(), clock::kNever));
   std::vector<std::thread> wakers;
   for (int t = 0; t < 4; ++t) {
     wakers.emplace_back([&pool, id] {
@@ -423,7 +412,7 @@ TEST(ExecutorPool, NeverRunsATaskConcurrentlyWithItself) {
   for (auto& t : wakers) t.join();
   pool.wake(id);
   ASSERT_TRUE(runs.waitFor(1));
-  EXPECT_EQ(0, overlaps.load());
+  EXPECT_EQ(0, overlap.overlaps.load());
 }
 
 TEST(ExecutorPool, ThrowingTaskIsDeadAndThePoolThreadGoesOn) {

@@ -31,6 +31,7 @@
 
 #include "executor/executor_pool.h"
 #include "executor/task.h"
+#include "tests/thread_name.h"
 
 namespace syncwrite::executor::test {
 
@@ -97,11 +98,31 @@ inline std::shared_ptr<LambdaTask> sleeper(Taskable& owner, RunCounter& runs,
       initial_wake);
 }
 
-// The name of the calling thread (NonIoPool0, NonIoTimer, …).
-inline std::string threadName() {
-  char name[16] = {};
-  pthread_getname_np(pthread_self(), name, sizeof(name));
-  return name;
+using syncwrite::test::threadName;
+
+// Counts runs of a task that began while another run of it was in progress.
+struct OverlapCounter {
+  std::atomic<bool> inside{false};
+  std::atomic<int> overlaps{0};
+};
+
+// A task that records, in `overlap`, each run that overlaps another of its
+// own, then snoozes for `period` (Duration::max(): until woken) and counts
+// the run in `runs`.
+inline std::shared_ptr<LambdaTask> overlapProbe(Taskable& owner, OverlapCounter& overlap,
+                                                RunCounter& runs, clock::Duration period,
+                                                clock::TimePoint initial_wake,
+                                                DueRun due_run = DueRun::kWorker) {
+  return std::make_shared<LambdaTask>(
+      owner,
+      [&overlap, &runs, period](Task& self) {
+        if (overlap.inside.exchange(true)) overlap.overlaps.fetch_add(1);
+        self.snooze(period);
+        overlap.inside.store(false);
+        runs.add();
+        return true;
+      },
+      initial_wake, due_run);
 }
 
 // Waits until every run queued so far on a one-worker pool has happened.
