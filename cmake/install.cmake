@@ -45,6 +45,7 @@ set(SYNCWRITE_PUBLIC_HEADERS
   durability/completion.h
   durability/level.h
   durability/requirements.h
+  durability/resolved_writes.h
   durability/sync_write.h
   durability/timeout_mode.h
   durability/topology.h

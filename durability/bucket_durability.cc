@@ -304,12 +304,17 @@ size_t BucketDurability::flush() {
 }
 
 bool BucketDurability::seqnoAcknowledged(Vbid vbid, const std::string& node, Seqno prepared_seqno) {
-  Impl& d = *impl_;
-  if (vbid >= d.slots.size()) return false;
   ResolvedWrites resolved;
-  const bool accepted = d.slots[vbid].monitor->seqnoAckReceived(node, prepared_seqno, resolved);
+  const bool accepted = seqnoAcknowledged(vbid, node, prepared_seqno, resolved);
   resolved.notify();
   return accepted;
+}
+
+bool BucketDurability::seqnoAcknowledged(Vbid vbid, const std::string& node, Seqno prepared_seqno,
+                                         ResolvedWrites& resolved) {
+  Impl& d = *impl_;
+  if (vbid >= d.slots.size()) return false;
+  return d.slots[vbid].monitor->seqnoAckReceived(node, prepared_seqno, resolved);
 }
 
 void BucketDurability::notifyLocalPersistence(Vbid vbid, Seqno persisted_seqno) {

@@ -79,6 +79,7 @@
 
 #include "clock/clock_ref.h"
 #include "config/configuration.h"
+#include "durability/resolved_writes.h"
 #include "durability/sync_write.h"
 #include "durability/timeout_mode.h"
 #include "durability/topology.h"
@@ -173,6 +174,13 @@ class BucketDurability {
   // nothing, when `node` is not a replica of the topology or `vbid` is not an
   // active vbucket of this bucket.
   bool seqnoAcknowledged(Vbid vbid, const std::string& node, Seqno prepared_seqno);
+  // As above, but the completions of the writes it commits are appended to
+  // `resolved`, for the caller to notify once it has sent a batch of acks
+  // (the simulated replica: one hand-off to each connection per batch
+  // rather than per ack). The caller must not hold a durability lock when
+  // it notifies.
+  bool seqnoAcknowledged(Vbid vbid, const std::string& node, Seqno prepared_seqno,
+                         ResolvedWrites& resolved);
 
   // This node has persisted `vbid` up to `persisted_seqno`: writes whose level
   // needs persistence on the active may now commit (as above).

@@ -13,10 +13,12 @@
 // explicitly, after their locks, rather than rely on destruction order.
 //
 // Holds up to kInPlace writes without allocating: one ack commits one write,
-// or a short prefix when the replica acked several at once (the simulated
-// replica acks the highest due seqno per vbucket; with room for one, 0.025
-// allocations per durable write in the server came from here). Not
-// thread-safe; moved between threads as a whole.
+// or a short prefix when the replica acked several at once (with room for
+// one, 0.025 allocations per durable write in the server came from here,
+// when the simulated replica notified per ack). A caller that gathers many
+// acks into one batch (the simulated replica, per turn of acks) keeps one
+// batch and reuses it: notify() keeps its capacity. Not thread-safe; moved
+// between threads as a whole.
 #pragma once
 
 #include <cstddef>

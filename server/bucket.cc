@@ -49,8 +49,9 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
   for (const SimulatedReplicaSpec& replica : simulated) {
     bucket->replicas_.push_back(std::make_unique<SimulatedReplica>(
         replica.name, replica.ack_delay, replica.ack_jitter, replica_io(),
-        [self](vbucket::Vbid vbid, const std::string& node, vbucket::Seqno seqno) {
-          self->durability_->seqnoAcknowledged(vbid, node, seqno);
+        [self](vbucket::Vbid vbid, const std::string& node, vbucket::Seqno seqno,
+               durability::ResolvedWrites& resolved) {
+          self->durability_->seqnoAcknowledged(vbid, node, seqno, resolved);
         },
         &bucket->vbuckets_));
     simulated_names.push_back(

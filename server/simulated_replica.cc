@@ -207,8 +207,9 @@ void SimulatedReplica::sendDueAcks() {
   const auto start = std::chrono::steady_clock::now();
   while (next_due_ < due_vbuckets_.size()) {
     const vbucket::Vbid vbid = due_vbuckets_[next_due_++];
-    acknowledge_(vbid, name_, std::exchange(highest_due_[vbid], 0));
+    acknowledge_(vbid, name_, std::exchange(highest_due_[vbid], 0), acked_);
     if (next_due_ < due_vbuckets_.size() && std::chrono::steady_clock::now() - start >= kAckSlice) {
+      acked_.notify();
       // Each ack may have committed a long prefix on this I/O thread: let
       // the handlers queued meanwhile (other connections) run first.
       if (!acks_posted_) {
@@ -223,6 +224,7 @@ void SimulatedReplica::sendDueAcks() {
   }
   due_vbuckets_.clear();
   next_due_ = 0;
+  acked_.notify();
 }
 
 }  // namespace syncwrite::server

@@ -1,6 +1,7 @@
 // SimulatedReplica's faults on a real io_context (acks in order under jitter,
 // pause holds and resume releases, a shorter delay releases what was held,
-// many due acks sent in turns),
+// many due acks sent in turns, a turn's resolved writes notified after its
+// last ack),
 // and the parsing of the fault keys (server/replica_faults.h). Waiting is for
 // events, with a hang guard; nothing asserts how long anything took.
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -30,7 +32,8 @@ class ReplicaHarness {
  public:
   ReplicaHarness(std::chrono::milliseconds delay, std::chrono::milliseconds jitter)
       : replica_("replica1", delay, jitter, io_,
-                 [this](vbucket::Vbid vb, const std::string&, vbucket::Seqno seqno) {
+                 [this](vbucket::Vbid vb, const std::string&, vbucket::Seqno seqno,
+                        durability::ResolvedWrites&) {
                    std::lock_guard lock(mutex_);
                    acks_[vb].push_back(seqno);
                  }),
@@ -121,14 +124,15 @@ TEST(SimulatedReplicaFaults, ManyDueAcksAreSentInTurnsThatLetOtherHandlersRun) {
   constexpr int kMarker = -1;
   boost::asio::io_context io;  // run on this thread only
   std::vector<int> order;
-  SimulatedReplica replica("replica1", 0ms, 0ms, io,
-                           [&](vbucket::Vbid vb, const std::string&, vbucket::Seqno) {
-                             if (order.empty()) {
-                               boost::asio::post(io, [&] { order.push_back(kMarker); });
-                             }
-                             order.push_back(vb);
-                             std::this_thread::sleep_for(1ms);
-                           });
+  SimulatedReplica replica(
+      "replica1", 0ms, 0ms, io,
+      [&](vbucket::Vbid vb, const std::string&, vbucket::Seqno, durability::ResolvedWrites&) {
+        if (order.empty()) {
+          boost::asio::post(io, [&] { order.push_back(kMarker); });
+        }
+        order.push_back(vb);
+        std::this_thread::sleep_for(1ms);
+      });
   replica.setPaused(true);
   for (int vb = 0; vb < kVbuckets; ++vb) replica.onPrepare(static_cast<vbucket::Vbid>(vb), 1);
   replica.setPaused(false);
@@ -138,6 +142,51 @@ TEST(SimulatedReplicaFaults, ManyDueAcksAreSentInTurnsThatLetOtherHandlersRun) {
   EXPECT_LT(marker - order.begin(), kVbuckets) << "the other handler waited for every ack";
   order.erase(marker);
   for (int vb = 0; vb < kVbuckets; ++vb) EXPECT_EQ(order[static_cast<size_t>(vb)], vb);
+  replica.stop();
+  io.restart();
+  io.run();
+}
+
+// The writes a turn of acks resolves reach their completions after the
+// turn's last ack, in one batch: the events are blocks of acks, each followed
+// by the completions of exactly those acks, in order. Fewer blocks than acks
+// shows the batching (a turn ends early only past kAckSlice, 2 ms, and these
+// acks take microseconds); every completion runs by the time the acks are done.
+TEST(SimulatedReplicaFaults, ATurnOfAcksNotifiesTheWritesItResolvedAfterItsLastAck) {
+  constexpr int kVbuckets = 50;
+  boost::asio::io_context io;                // run on this thread only
+  std::vector<std::pair<char, int>> events;  // ('a', vb): acked; ('d', vb): completion
+  SimulatedReplica replica(
+      "replica1", 0ms, 0ms, io,
+      [&](vbucket::Vbid vb, const std::string&, vbucket::Seqno,
+          durability::ResolvedWrites& resolved) {
+        events.emplace_back('a', vb);
+        auto* log = &events;
+        resolved.add([log, vb](const durability::Resolution&) { log->emplace_back('d', vb); },
+                     durability::Resolution{});
+      });
+  replica.setPaused(true);
+  for (int vb = 0; vb < kVbuckets; ++vb) replica.onPrepare(static_cast<vbucket::Vbid>(vb), 1);
+  replica.setPaused(false);
+  io.run();
+  ASSERT_EQ(events.size(), size_t{2 * kVbuckets});
+  size_t blocks = 0;
+  int next_ack = 0;
+  for (size_t i = 0; i < events.size();) {
+    std::vector<int> acked;
+    for (; i < events.size() && events[i].first == 'a'; ++i) {
+      EXPECT_EQ(events[i].second, next_ack++) << "acks in vbucket order";
+      acked.push_back(events[i].second);
+    }
+    ASSERT_FALSE(acked.empty()) << "a completion before any ack of its turn, at event " << i;
+    for (int vb : acked) {
+      ASSERT_LT(i, events.size()) << "vb " << vb << "'s completion never ran";
+      EXPECT_EQ(events[i], std::make_pair('d', vb)) << "event " << i;
+      ++i;
+    }
+    ++blocks;
+  }
+  EXPECT_LT(blocks, size_t{kVbuckets}) << "each ack notified on its own";
   replica.stop();
   io.restart();
   io.run();
