@@ -64,11 +64,15 @@ ActiveDurabilityMonitor::ActiveDurabilityMonitor(vbucket::VBucket& vb,
                                                  const DurabilitySettings& settings,
                                                  ReplicationTopology topology,
                                                  vbucket::VBucketSet* in_flight)
-    : vb_(vb), settings_(settings), in_flight_(in_flight), acks_(std::move(topology)) {}
+    : vb_(vb),
+      settings_(settings),
+      in_flight_(in_flight),
+      acks_(std::move(topology)),
+      durability_possible_(acks_.topology().isDurabilityPossible()) {}
 
 WriteStatus ActiveDurabilityMonitor::checkLocked(const WriteRequest& request, bool durable) const {
   if (closed_ || vb_.state() != vbucket::VBucketState::kActive) return WriteStatus::kNotActive;
-  if (durable && !acks_.topology().isDurabilityPossible()) {
+  if (durable && !durability_possible_) {
     return WriteStatus::kDurabilityImpossible;
   }
   if (keys_.contains(keyView(request.key))) return WriteStatus::kSyncWriteInProgress;
@@ -120,10 +124,20 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion&& co
   if (writes_.empty()) max_deadline_ = clock::TimePoint::min();
   const bool may_expire_behind = deadline < max_deadline_;
   max_deadline_ = std::max(max_deadline_, deadline);
-  TrackedWrite& tracked =
-      writes_.emplace_back(vb_.checkpointManager().queuePrepare(request.key, request.value,
-                                                                request.cas, deleted, request.meta),
-                           deadline, level, std::move(completion));
+  // Counted before the prepare is queued (see awaiting_persistence_).
+  const bool persists = needsActivePersistence(level);
+  if (persists) awaiting_persistence_.fetch_add(1, std::memory_order_relaxed);
+  TrackedWrite* added = nullptr;
+  try {
+    added =
+        &writes_.emplace_back(vb_.checkpointManager().queuePrepare(
+                                  request.key, request.value, request.cas, deleted, request.meta),
+                              deadline, level, std::move(completion));
+  } catch (...) {
+    if (persists) awaiting_persistence_.fetch_sub(1, std::memory_order_relaxed);
+    throw;
+  }
+  TrackedWrite& tracked = *added;
   const Seqno seqno = tracked.seqno();
   keys_.insert(front_position_ + static_cast<uint32_t>(writes_.size() - 1));
   if (may_expire_behind) {
@@ -172,6 +186,7 @@ Seqno ActiveDurabilityMonitor::ackedSeqno(const std::string& node) const {
 
 void ActiveDurabilityMonitor::notifyLocalPersistence(Seqno persisted_seqno,
                                                      ResolvedWrites& resolved) {
+  if (awaiting_persistence_.load(std::memory_order_relaxed) == 0) return;
   base::MutexLock lock(mutex_);
   acks_.localPersistence(persisted_seqno);
   commitSatisfiedLocked(resolved);
@@ -290,6 +305,7 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
     ++counters_.ambiguous_other;
   }
   writes_.clear();
+  awaiting_persistence_.store(0, std::memory_order_relaxed);
   early_.clear();
   publishLocked();
 }
@@ -297,6 +313,7 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
 void ActiveDurabilityMonitor::setTopology(ReplicationTopology topology, ResolvedWrites& resolved) {
   base::MutexLock lock(mutex_);
   acks_.setTopology(std::move(topology));
+  durability_possible_ = acks_.topology().isDurabilityPossible();
   if (closed_ || vb_.state() != vbucket::VBucketState::kActive) return;
   commitSatisfiedLocked(resolved);
 }
@@ -317,6 +334,9 @@ void ActiveDurabilityMonitor::setDeadlineListener(DeadlineListener* listener) {
 // The caller has erased the head's position from keys_ (before a commit
 // moves the item its hash reads the key from).
 void ActiveDurabilityMonitor::popHeadLocked() {
+  if (needsActivePersistence(writes_.front().level())) {
+    awaiting_persistence_.fetch_sub(1, std::memory_order_relaxed);
+  }
   writes_.pop_front();
   ++front_position_;
   if (writes_.empty()) {

@@ -30,16 +30,14 @@
 // seqno per vbucket (acks are cumulative, so this loses nothing). The FIFO
 // and the timer live on a strand of the io_context it is given (one I/O
 // thread's, which that one thread runs: the stream's reads are posted to the
-// io_context itself, beside the strand), so the acks run on that I/O thread. The writes a turn of acks
-// commits are answered together after the turn's last ack: a connection whose
-// answers several acks commit gets one hand-off (and its I/O thread one
-// wake-up) rather than one per ack. Per ack, the other I/O thread slept and
-// was woken for a handful of answers at a time: 29,000 context switches a
-// second at 4 x 32 durable SETs (docs/benchmarks.md, "One hand-off per turn
-// of acks"). Each ack may commit a long prefix of its vbucket (a paused
-// replica resumed with 300k writes held), so the acks of one wake-up are sent
-// in turns of at most kAckSlice: past it, the rest is posted behind the
-// handlers already queued, and other connections are served in between.
+// io_context itself, beside the strand), so the acks run on that I/O thread. The writes a turn of
+// acks commits are answered together after the turn's last ack: a connection whose answers several
+// acks commit gets one hand-off (and its I/O thread one wake-up) rather than one per ack. Per ack,
+// the other I/O thread slept and was woken for a handful of answers at a time: 29,000 context
+// switches a second at 4 x 32 durable SETs (docs/benchmarks.md, "One hand-off per turn of acks").
+// Each ack may commit a long prefix of its vbucket (a paused replica resumed with 300k writes
+// held), so the acks of one wake-up are sent in turns of about kAckSlice: past it, the rest is
+// posted behind the handlers already queued, and other connections are served in between.
 //
 // Thread-safety: every member may be called from any thread.
 // Lifetime: the acknowledger and the io_context must outlive this object;
@@ -75,6 +73,10 @@ class SimulatedReplica {
   // How long one turn of sending due acks may run before it yields the I/O
   // thread (the default of durability_timeout_slice, for the same reason).
   static constexpr std::chrono::milliseconds kAckSlice{2};
+  // A turn reads the clock after this many acks, or sooner once the acks
+  // since the last read resolved this many writes: a turn may run past
+  // kAckSlice by up to this many acks that each resolved fewer writes.
+  static constexpr size_t kAcksPerClockRead = 16;
 
   // Called with (vbid, node name, prepared seqno, batch) when an ack is due.
   // The writes an ack resolves go into the batch, which the replica notifies

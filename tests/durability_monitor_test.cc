@@ -142,6 +142,34 @@ TEST_F(MonitorTest, PersistToMajorityWaitsForLocalPersistenceToo) {
   EXPECT_EQ(recorder_.size(), 1u);
 }
 
+// While no tracked write needs persistence here, a persistence report is
+// dropped without the lock: a later write has a higher seqno, so only a later
+// report can satisfy it. Writes that need it then count again, after a
+// commit, an abortAll and a refused write alike.
+TEST_F(MonitorTest, APersistenceReportWhileNoWriteNeedsItSatisfiesOnlyLaterReports) {
+  const Seqno m = write("m").seqno;  // majority: needs no persistence
+  persist(m);
+  ack(m);
+  ASSERT_EQ(resolvedTags(), std::vector<std::string>{"m"});
+  const Seqno p = write("p", Level::kMajorityAndPersistOnMaster).seqno;
+  ack(p);
+  persist(p - 1);
+  EXPECT_EQ(recorder_.size(), 1u) << "persisted up to " << p - 1 << " does not cover " << p;
+  persist(p);
+  ASSERT_EQ(resolvedTags(), (std::vector<std::string>{"m", "p"}));
+  write("q", Level::kPersistToMajority);
+  ResolvedWrites aborted;
+  monitor_.abortAll(AmbiguousReason::kLeftActive, /*close=*/false, aborted);
+  aborted.notify();
+  ASSERT_EQ(recorder_.size(), 3u);
+  const Seqno r = write("r", Level::kPersistToMajority).seqno;
+  ack(r);
+  EXPECT_EQ(recorder_.size(), 3u);
+  persist(r);
+  ASSERT_EQ(recorder_.size(), 4u);
+  EXPECT_TRUE(recorder_.entries()[3].resolution.committed);
+}
+
 TEST_F(MonitorTest, SatisfiedWritesCommitInSeqnoOrder) {
   write("slow", Level::kPersistToMajority);
   write("fast", Level::kMajority);
