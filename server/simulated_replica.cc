@@ -61,16 +61,18 @@ void SimulatedReplica::readStream() {
   const auto received = std::chrono::steady_clock::now();
   const int64_t jitter_ms = ack_jitter_ms_.load(std::memory_order_relaxed);
   constexpr size_t kBatch = 1024;
-  // The prepares' seqnos are noted under each log's lock and received after
-  // it is released.
-  std::vector<vbucket::Seqno>& prepares = read_buffer_;
   bool read_any = false;
-  const bool more = stream_->readDirty(
-      kBatch, [&](vbucket::Vbid, vbucket::Seqno seqno) { prepares.push_back(seqno); },
-      [&](vbucket::Vbid vbid, size_t, vbucket::Seqno) {
+  // What a vbucket's read passed holds a prepare or not; no entry is read
+  // (LogCursorReader::passDirty). One ack per vbucket per read, of the last
+  // seqno passed, covers every prepare passed: acks are cumulative, as a
+  // replica that has received a snapshot acks it whole. Reading each
+  // prepare's seqno instead was a cache miss per write, on a line the
+  // writer's thread had just written (0.3 us of the server's 5 per durable
+  // SET at 4 x 32).
+  const bool more = stream_->passDirty(
+      kBatch, [&](vbucket::Vbid vbid, const vbucket::CheckpointManager::Skimmed& passed) {
         read_any = true;
-        for (vbucket::Seqno seqno : prepares) receive(vbid, seqno, received, jitter_ms);
-        prepares.clear();
+        if (passed.prepare) receive(vbid, passed.last_seqno, received, jitter_ms);
       });
   // A batch or more read: read on, after what else is queued on the strand.
   if (more) boost::asio::post(strand_, [this] { readStream(); });

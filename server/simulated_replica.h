@@ -5,12 +5,13 @@
 // stream would: given the vbucket map, it reads every vbucket's log through a
 // cursor of its own ("replica:<name>", a LogCursorReader), on its I/O thread, when
 // the bucket marks a vbucket written (markDirty: a prepare at once, anything
-// else on the stream's 1 ms tick while records keep coming); each prepare it
-// reads it receives (onPrepare), and `ack_delay` (plus a random 0..`ack_jitter`) later
-// it acknowledges that prepare's seqno to the bucket's durability layer, as a
-// real replica would with DCP_SEQNO_ACKNOWLEDGED once it had received the
-// prepare. Without a map (unit tests) it has no cursor and is told of
-// prepares by calling onPrepare directly.
+// else on the stream's 1 ms tick while records keep coming). Each read of a
+// vbucket that passed a prepare is received as one ack of the last seqno it
+// passed, and `ack_delay` (plus a random 0..`ack_jitter`) later it
+// acknowledges that seqno to the bucket's durability layer, as a real replica
+// would with DCP_SEQNO_ACKNOWLEDGED once it had received those records (acks
+// are cumulative: it covers every prepare passed). Without a map (unit tests)
+// it has no cursor and is told of prepares by calling onPrepare directly.
 //
 // Faults a test can steer at run time (replica_faults.h): the delay may change
 // (for the acks it holds too: each is then due the new delay after its
@@ -193,7 +194,6 @@ class SimulatedReplica {
   // Keeps room for 1024 (40 KiB) once emptied: under steady load the queue
   // empties between acks, and freeing it each time would allocate again.
   base::Fifo<Pending, 1024> pending_;
-  std::vector<vbucket::Seqno> read_buffer_;  // readStream()'s, reused
   // onTimer()'s, reused: the highest due seqno by vbid (0: none), and the
   // vbids that have one, in the order first seen.
   std::vector<vbucket::Seqno> highest_due_;
