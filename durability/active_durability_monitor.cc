@@ -124,9 +124,9 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion&& co
   if (writes_.empty()) max_deadline_ = clock::TimePoint::min();
   const bool may_expire_behind = deadline < max_deadline_;
   max_deadline_ = std::max(max_deadline_, deadline);
-  // Counted before the prepare is queued (see awaiting_persistence_).
+  // Counted before the prepare is queued (DurabilitySettings::awaiting_persistence).
   const bool persists = needsActivePersistence(level);
-  if (persists) awaiting_persistence_.fetch_add(1, std::memory_order_relaxed);
+  if (persists) settings_.awaiting_persistence.fetch_add(1, std::memory_order_relaxed);
   TrackedWrite* added = nullptr;
   try {
     added =
@@ -134,7 +134,7 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion&& co
                                   request.key, request.value, request.cas, deleted, request.meta),
                               deadline, level, std::move(completion));
   } catch (...) {
-    if (persists) awaiting_persistence_.fetch_sub(1, std::memory_order_relaxed);
+    if (persists) settings_.awaiting_persistence.fetch_sub(1, std::memory_order_relaxed);
     throw;
   }
   TrackedWrite& tracked = *added;
@@ -186,7 +186,7 @@ Seqno ActiveDurabilityMonitor::ackedSeqno(const std::string& node) const {
 
 void ActiveDurabilityMonitor::notifyLocalPersistence(Seqno persisted_seqno,
                                                      ResolvedWrites& resolved) {
-  if (awaiting_persistence_.load(std::memory_order_relaxed) == 0) return;
+  if (settings_.awaiting_persistence.load(std::memory_order_relaxed) == 0) return;
   base::MutexLock lock(mutex_);
   acks_.localPersistence(persisted_seqno);
   commitSatisfiedLocked(resolved);
@@ -297,7 +297,9 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
   if (close) closed_ = true;
   if (writes_.empty()) return;
   keys_.clear();
+  uint64_t persisting = 0;
   for (TrackedWrite& w : writes_) {
+    if (needsActivePersistence(w.level())) ++persisting;
     if (w.answered()) continue;  // answered at its deadline already
     Resolution r = resolutionOf(*w.prepare, vb_.id());
     r.reason = reason;  // ambiguous, nothing queued
@@ -305,7 +307,8 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
     ++counters_.ambiguous_other;
   }
   writes_.clear();
-  awaiting_persistence_.store(0, std::memory_order_relaxed);
+  if (persisting != 0)
+    settings_.awaiting_persistence.fetch_sub(persisting, std::memory_order_relaxed);
   early_.clear();
   publishLocked();
 }
@@ -335,7 +338,7 @@ void ActiveDurabilityMonitor::setDeadlineListener(DeadlineListener* listener) {
 // moves the item its hash reads the key from).
 void ActiveDurabilityMonitor::popHeadLocked() {
   if (needsActivePersistence(writes_.front().level())) {
-    awaiting_persistence_.fetch_sub(1, std::memory_order_relaxed);
+    settings_.awaiting_persistence.fetch_sub(1, std::memory_order_relaxed);
   }
   writes_.pop_front();
   ++front_position_;

@@ -99,6 +99,17 @@ namespace syncwrite::durability {
 struct DurabilitySettings {
   std::atomic<Level> min_level{Level::kNone};
   std::atomic<int64_t> default_timeout_ms{30000};
+  // Not a setting: the writes tracked by all the bucket's monitors whose
+  // level needs this node's persistence. A monitor raises it, under its
+  // lock, before the write's prepare is queued, so a flusher that read the
+  // prepare from the checkpoint (under the checkpoint's lock) then reads a
+  // count that includes it; it lowers it when the write leaves. While it is
+  // 0, notifyLocalPersistence() takes no lock: a persisted seqno that is not
+  // recorded can satisfy no later write, whose seqno is higher. On a line of
+  // its own, which majority writes never write: a flusher's load of it hits
+  // in its cache (a count in each monitor, beside the fields every write
+  // changes, missed once per report).
+  alignas(64) mutable std::atomic<uint64_t> awaiting_persistence{0};
 
   std::chrono::milliseconds defaultTimeout() const noexcept {
     return std::chrono::milliseconds(default_timeout_ms.load(std::memory_order_relaxed));
@@ -163,8 +174,9 @@ class ActiveDurabilityMonitor {
   Seqno ackedSeqno(const std::string& node) const;
 
   // This node persisted the vbucket up to `persisted_seqno`. One atomic load
-  // and no lock while no tracked write's level needs persistence here (the
-  // flusher reports every vbucket it wrote, majority writes or plain ones).
+  // and no lock while no write tracked in the bucket needs persistence here
+  // (DurabilitySettings::awaiting_persistence; the flusher reports every
+  // vbucket it wrote a prepare of, whatever its level).
   void notifyLocalPersistence(Seqno persisted_seqno, ResolvedWrites& resolved);
 
   // Aborts the expired prefix (deadline < now) and answers ambiguous every
@@ -324,13 +336,6 @@ class ActiveDurabilityMonitor {
   MonitorCounters counters_ ABSL_GUARDED_BY(mutex_);
 
   std::atomic<bool> has_writes_{false};
-  // The tracked writes whose level needs this node's persistence. Written
-  // under the lock, and raised before the write's prepare is queued, so a
-  // flusher that read the prepare from the checkpoint (under the checkpoint's
-  // lock) then reads a count that includes it. notifyLocalPersistence() has
-  // nothing to do, and takes no lock, while it is 0: a persisted seqno it
-  // does not record can satisfy no later write, whose seqno is higher.
-  std::atomic<uint32_t> awaiting_persistence_{0};
   std::atomic<clock::Duration::rep> head_deadline_{clock::kNever.time_since_epoch().count()};
   std::atomic<clock::Duration::rep> next_deadline_{clock::kNever.time_since_epoch().count()};
 };
