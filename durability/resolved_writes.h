@@ -59,6 +59,16 @@ class ResolvedWrites {
   // for the next writes added (the destructor frees it).
   void notify() noexcept;
 
+  // Frees the heap block of an empty batch that has room for more than
+  // `max_writes`: a batch kept for reuse does not keep what one storm grew
+  // it to (64 bytes a write). Does nothing to a batch holding writes.
+  void shrinkIfAbove(size_t max_writes) noexcept {
+    if (!writes_.empty() || writes_.capacity() <= max_writes) return;
+    decltype(writes_) none;
+    writes_.swap(none);
+  }
+  size_t capacity() const noexcept { return writes_.capacity(); }
+
  private:
   struct Entry {
     Completion completion;

@@ -89,7 +89,8 @@ class LogCursorReader {
       absl::FunctionRef<void(vbucket::Vbid, size_t count, vbucket::Seqno last_seqno)> done);
 
   // As readDirty(), for a reader that needs only whether a vbucket's records
-  // held a prepare (the flusher): CheckpointManager::passAll reads no entry,
+  // held a prepare and how far they went (the flusher; the simulated
+  // replica, whose acks are cumulative): CheckpointManager::passAll reads no entry,
   // so `done(vbid, passed)` gets Skimmed::prepare, which may be true when no
   // prepare was passed, never false when one was.
   bool passDirty(

@@ -237,6 +237,8 @@ void SimulatedReplica::sendDueAcks() {
   due_vbuckets_.clear();
   next_due_ = 0;
   acked_.notify();
+  // A resumed replica's turn may have committed a whole held prefix.
+  acked_.shrinkIfAbove(kAckedKept);
 }
 
 }  // namespace syncwrite::server

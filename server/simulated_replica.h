@@ -76,8 +76,14 @@ class SimulatedReplica {
   static constexpr std::chrono::milliseconds kAckSlice{2};
   // A turn reads the clock after this many acks, or sooner once the acks
   // since the last read resolved this many writes: a turn may run past
-  // kAckSlice by up to this many acks that each resolved fewer writes.
+  // kAckSlice by up to this many acks that each resolved fewer writes. Not a
+  // bound on time: an ack whose commits were all answered already (at their
+  // deadline, behind the head) adds nothing to the batch, however long its
+  // prefix.
   static constexpr size_t kAcksPerClockRead = 16;
+  // Writes the turn's batch keeps room for between turns (64 KiB); a turn
+  // that grew it past this, a storm's commits, frees it at its end.
+  static constexpr size_t kAckedKept = 1024;
 
   // Called with (vbid, node name, prepared seqno, batch) when an ack is due.
   // The writes an ack resolves go into the batch, which the replica notifies

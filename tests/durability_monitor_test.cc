@@ -144,30 +144,58 @@ TEST_F(MonitorTest, PersistToMajorityWaitsForLocalPersistenceToo) {
 
 // While no tracked write needs persistence here, a persistence report is
 // dropped without the lock: a later write has a higher seqno, so only a later
-// report can satisfy it. Writes that need it then count again, after a
-// commit, an abortAll and a refused write alike.
+// report can satisfy it. The bucket's count of writes awaiting persistence
+// rises with such a write and falls when it leaves, by a commit or an
+// abortAll; a write that needs no persistence leaves it alone.
 TEST_F(MonitorTest, APersistenceReportWhileNoWriteNeedsItSatisfiesOnlyLaterReports) {
+  auto awaiting = [this] { return settings_.awaiting_persistence.load(); };
   const Seqno m = write("m").seqno;  // majority: needs no persistence
+  EXPECT_EQ(awaiting(), 0u);
   persist(m);
   ack(m);
   ASSERT_EQ(resolvedTags(), std::vector<std::string>{"m"});
   const Seqno p = write("p", Level::kMajorityAndPersistOnMaster).seqno;
+  EXPECT_EQ(awaiting(), 1u);
   ack(p);
   persist(p - 1);
   EXPECT_EQ(recorder_.size(), 1u) << "persisted up to " << p - 1 << " does not cover " << p;
   persist(p);
   ASSERT_EQ(resolvedTags(), (std::vector<std::string>{"m", "p"}));
+  EXPECT_EQ(awaiting(), 0u) << "the commit took it off";
   write("q", Level::kPersistToMajority);
+  write("q2");
+  EXPECT_EQ(awaiting(), 1u);
   ResolvedWrites aborted;
   monitor_.abortAll(AmbiguousReason::kLeftActive, /*close=*/false, aborted);
   aborted.notify();
-  ASSERT_EQ(recorder_.size(), 3u);
+  ASSERT_EQ(recorder_.size(), 4u);
+  EXPECT_EQ(awaiting(), 0u) << "abortAll took it off";
   const Seqno r = write("r", Level::kPersistToMajority).seqno;
   ack(r);
-  EXPECT_EQ(recorder_.size(), 3u);
+  EXPECT_EQ(recorder_.size(), 4u);
   persist(r);
-  ASSERT_EQ(recorder_.size(), 4u);
-  EXPECT_TRUE(recorder_.entries()[3].resolution.committed);
+  ASSERT_EQ(recorder_.size(), 5u);
+  EXPECT_TRUE(recorder_.entries()[4].resolution.committed);
+}
+
+// A batch kept for reuse keeps its block, but not one a storm grew past the
+// bound; a batch still holding writes is left alone.
+TEST(ResolvedWritesTest, ShrinkIfAboveFreesOnlyAnEmptyOutsizedBlock) {
+  int called = 0;
+  ResolvedWrites batch;
+  for (int i = 0; i < 2000; ++i) batch.add([&called](const Resolution&) { ++called; }, {});
+  batch.shrinkIfAbove(1024);
+  EXPECT_EQ(batch.size(), 2000u) << "not while it holds writes";
+  batch.notify();
+  EXPECT_EQ(called, 2000);
+  EXPECT_GE(batch.capacity(), 2000u) << "notify() keeps the block";
+  batch.shrinkIfAbove(4096);
+  EXPECT_GE(batch.capacity(), 2000u) << "within the bound: kept";
+  batch.shrinkIfAbove(1024);
+  EXPECT_LE(batch.capacity(), 1024u);
+  batch.add([&called](const Resolution&) { ++called; }, {});
+  batch.notify();
+  EXPECT_EQ(called, 2001) << "still usable";
 }
 
 TEST_F(MonitorTest, SatisfiedWritesCommitInSeqnoOrder) {

@@ -169,13 +169,12 @@ class alignas(64) CheckpointManager {
     Seqno last_seqno = 0;
     bool prepare = false;
   };
-  // For a reader that needs only the prepares and how far it read (the
-  // flusher, a replica's stream): as visitItems(), but `fn(seqno)` is called
-  // for the prepares only, and a run of records with no prepare in it is
-  // passed without reading its entries (Checkpoint::noPrepareAfter). Such a
-  // run is passed whole, so more than `max_items` records may be passed;
-  // with no prepares, O(checkpoints crossed). `fn` runs under the lock and
-  // must not call back into this manager. Requires the cursor to exist
+  // For a reader that needs each prepare's seqno and how far it read (a
+  // stream; the server's readers pass instead, passAll()): as visitItems(), but `fn(seqno)` is
+  // called for the prepares only, and a run of records with no prepare in it is passed without
+  // reading its entries (Checkpoint::noPrepareAfter). Such a run is passed whole, so more than
+  // `max_items` records may be passed; with no prepares, O(checkpoints crossed). `fn` runs under
+  // the lock and must not call back into this manager. Requires the cursor to exist
   // (std::invalid_argument otherwise).
   Skimmed skimPrepares(std::string_view name, size_t max_items,
                        absl::FunctionRef<void(Seqno seqno)> fn);
