@@ -35,10 +35,10 @@
 // acks commits are answered together after the turn's last ack: a connection whose answers several
 // acks commit gets one hand-off (and its I/O thread one wake-up) rather than one per ack. Per ack,
 // the other I/O thread slept and was woken for a handful of answers at a time: 29,000 context
-// switches a second at 4 x 32 durable SETs (docs/benchmarks.md, "One hand-off per turn of acks").
-// Each ack may commit a long prefix of its vbucket (a paused replica resumed with 300k writes
-// held), so the acks of one wake-up are sent in turns of about kAckSlice: past it, the rest is
-// posted behind the handlers already queued, and other connections are served in between.
+// switches a second at 4 x 32 durable SETs (docs/benchmarks.md, "Durable SETs: one hand-off per
+// turn of acks"). Each ack may commit a long prefix of its vbucket (a paused replica resumed with
+// 300k writes held), so the acks of one wake-up are sent in turns of about kAckSlice: past it, the
+// rest is posted behind the handlers already queued, and other connections are served in between.
 //
 // Thread-safety: every member may be called from any thread.
 // Lifetime: the acknowledger and the io_context must outlive this object;

@@ -187,7 +187,7 @@ TEST(SimulatedReplicaFaults, ATurnOfAcksNotifiesTheWritesItResolvedAfterItsLastA
   for (int vb = 0; vb < kVbuckets; ++vb) replica.onPrepare(static_cast<vbucket::Vbid>(vb), 1);
   replica.setPaused(false);
   io.run();
-  ASSERT_EQ(events.size(), size_t{2 * kVbuckets});
+  ASSERT_EQ(events.size(), 2 * static_cast<size_t>(kVbuckets));
   size_t blocks = 0;
   int next_ack = 0;
   for (size_t i = 0; i < events.size();) {
