@@ -17,7 +17,7 @@
 // std::string, one allocation per answer behind a pending one), the shape and
 // a resolved answer: 40 bytes.
 //
-// Not thread-safe: a connection's slots live on its strand.
+// Not thread-safe: a connection's slots live on its I/O thread.
 #pragma once
 
 #include <cstddef>

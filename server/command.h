@@ -6,7 +6,7 @@
 // an answer decided later (a SyncWrite), takes a LateReply from `defer`,
 // leaves the answer's shape in `late_shape` and returns kDeferred.
 //
-// Thread-safety: a handler runs on its connection's strand; it may touch the
+// Thread-safety: a handler runs on its connection's I/O thread; it may touch the
 // Session freely and everything else only through thread-safe members.
 #pragma once
 

@@ -21,7 +21,7 @@ namespace {
 constexpr size_t kKeepWriteBufferBytes = 1 << 20;
 }  // namespace
 
-Connection::Connection(StrandSocket socket, size_t io_thread, ServerContext& context,
+Connection::Connection(IoSocket socket, size_t io_thread, ServerContext& context,
                        Dispatcher& dispatcher, OnClosed on_closed)
     : context_(context),
       turns_(*context.turns.at(io_thread)),
@@ -29,7 +29,7 @@ Connection::Connection(StrandSocket socket, size_t io_thread, ServerContext& con
       dispatcher_(dispatcher),
       on_closed_(std::move(on_closed)),
       socket_(std::move(socket)),
-      strand_(socket_.get_executor()),
+      executor_(socket_.get_executor()),
       reader_(protocol::PacketReader::Direction::kRequests, context.max_packet_size) {
   boost::system::error_code ec;
   auto endpoint = socket_.remote_endpoint(ec);
@@ -38,7 +38,7 @@ Connection::Connection(StrandSocket socket, size_t io_thread, ServerContext& con
 }
 
 void Connection::start() {
-  boost::asio::post(strand_, [self = shared_from_this()] {
+  boost::asio::post(executor_, [self = shared_from_this()] {
     if (self->context_.connection_idle_time.count() > 0) {
       self->noteProgress();
       self->armIdleTimer(self->last_progress_ + self->context_.connection_idle_time);
@@ -48,7 +48,7 @@ void Connection::start() {
 }
 
 void Connection::beginShutdown() {
-  boost::asio::post(strand_, [self = shared_from_this()] {
+  boost::asio::post(executor_, [self = shared_from_this()] {
     if (self->closing_ == Closing::kNo) self->closing_ = Closing::kAfterAll;
     self->maybeClose();
   });
@@ -129,7 +129,7 @@ void Connection::yieldIfBusy() {
 }
 
 void Connection::startTurn() {
-  boost::asio::post(strand_, base::withMemory(turn_memory_, [self = shared_from_this()] {
+  boost::asio::post(executor_, base::withMemory(turn_memory_, [self = shared_from_this()] {
                       self->turn_posted_ = false;
                       if (!self->closed_) self->takeTurn();  // may queue its next turn
                       self->turns_.finished();
@@ -192,7 +192,7 @@ void Connection::handlePacket(const protocol::Packet& packet) {
   // While no answer is owed, this one goes straight to ready_out_; behind
   // one, to behind_out_ with a kInline slot. A deferred answer always takes a
   // slot, whose sequence number is known before the dispatcher runs: nothing
-  // adds or removes slots meanwhile (fills are posted to this strand).
+  // adds or removes slots meanwhile (fills are posted to this I/O thread).
   const bool direct = slots_.empty();
   const uint64_t seq = first_slot_seq_ + slots_.size();  // the slot it takes
   std::string& out = direct ? ready_out_ : behind_out_;
@@ -280,7 +280,7 @@ void Connection::resolved(uint64_t ticket, const durability::Resolution& resolut
     base::MutexLock lock(inbox_mutex_);
     if (--owed_ == 0) settled = std::move(keepalive_);
     // A closed connection's answer goes nowhere: drop it here rather than
-    // post it to a strand that would drop it anyway.
+    // post it to an I/O thread that would drop it anyway.
     if (!gone_.load(std::memory_order_acquire)) {
       inbox_.push_back({ticket, resolution});
       if (!drain_posted_) post = shared_from_this();
@@ -292,12 +292,9 @@ void Connection::resolved(uint64_t ticket, const durability::Resolution& resolut
 }
 
 void Connection::DrainTurn::startTurn() {
-  // To the io_context, not through the strand: its one thread runs this
-  // connection's handlers one at a time anyway (server.h), and a post from
-  // another thread to an idle strand queued an invoker besides the handler,
-  // allocated with std::allocator (0.10 allocations per durable write).
+  // In drain_memory_: one drain is posted at a time (drain_posted_).
   boost::asio::post(
-      connection_.strand_.get_inner_executor(),
+      connection_.executor_,
       base::withMemory(connection_.drain_memory_, [self = connection_.shared_from_this()] {
         self->drainInbox();
         self->drains_.finished();

@@ -8,7 +8,7 @@
 // SyncWrite) and every request behind it take an AnswerSlot (answer_slot.h),
 // in arrival order. Most are answered at once, a durable write's when it
 // resolves (its completion may run on any thread and posts the fill to this
-// connection's strand). A slot that is not ready holds back the ones behind
+// connection's I/O thread). A slot that is not ready holds back the ones behind
 // it, so a client sees its answers in request order even though durable
 // writes resolve later.
 //
@@ -31,7 +31,7 @@
 // same: it stops accepting new commands). One write is in flight at a time;
 // it carries every ready response.
 //
-// Fairness: one turn on the strand executes at most kRequestsPerTurn
+// Fairness: one turn on the I/O thread executes at most kRequestsPerTurn
 // requests. A read that brought more (a pipelining client: a 64 KiB read can
 // hold hundreds of SETs) sends what is answered and queues the rest as a new
 // turn in its I/O thread's TurnQueue (turn_queue.h), which posts at most two
@@ -54,7 +54,7 @@
 // lets the threads waiting for its CPU go first (busy_yield.h), which the
 // kernel would otherwise do only at its next tick.
 //
-// Idle and stalled (connection_idle_time, unless 0): a timer on the strand,
+// Idle and stalled (connection_idle_time, unless 0): a timer on the I/O thread,
 // re-armed only when it fires, closes a connection that made no progress
 // for that long. Progress is a read that brought bytes or a write that the
 // kernel took bytes of (the reads and writes only stamp the time). No progress while a
@@ -117,10 +117,10 @@
 // deferred.
 //
 // Threading: everything but the constructor and the LateReplies' delivery
-// runs on the connection's strand (the socket's executor); start() and
-// beginShutdown() post to it. The inbox's drain posts to the strand's
-// io_context, whose one thread (server.h) runs the strand's handlers too, so
-// it never runs beside them (connection.cc, DrainTurn). The object is owned by
+// runs on the connection's I/O thread, through the socket's executor: its
+// thread's io_context, which that one thread alone runs (server.h), so the
+// connection's handlers never run beside each other and need no strand.
+// start(), beginShutdown() and the inbox's drain post to it. The object is owned by
 // shared_ptrs: the pending I/O handlers hold one, and the connection holds
 // one to itself while SyncWrites it deferred are unresolved.
 #pragma once
@@ -139,7 +139,6 @@
 #include <boost/asio/basic_waitable_timer.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/strand.hpp>
 
 #include "base/handler_memory.h"
 #include "base/mutex.h"
@@ -151,16 +150,20 @@
 
 namespace syncwrite::server {
 
-// A connection's strand and socket by their concrete types. Through the
+// A connection's executor and socket by their concrete types. Through the
 // type-erased any_io_executor (Boost 1.74), each handler the socket or a
-// post dispatched copied the strand into a heap-held shared_ptr: heaptrack
+// post dispatched copied the executor into a heap-held shared_ptr: heaptrack
 // counted about three allocations per plain request from it (five per
-// durable write).
-using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
-using StrandSocket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, Strand>;
-using StrandTimer =
-    boost::asio::basic_waitable_timer<std::chrono::steady_clock,
-                                      boost::asio::wait_traits<std::chrono::steady_clock>, Strand>;
+// durable write). The executor is the I/O thread's io_context itself, not a
+// strand on it: one thread runs that io_context, which serialises the
+// connection's handlers already, and a strand made each completion two
+// scheduler operations (the strand's invoker, then the handler) behind a
+// mutex and a shared_ptr: 12-13% of the server's CPU per SET at 1 in flight
+// (docs/benchmarks.md, "A connection's handlers without a strand").
+using IoExecutor = boost::asio::io_context::executor_type;
+using IoSocket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, IoExecutor>;
+using IoTimer = boost::asio::basic_waitable_timer<
+    std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>, IoExecutor>;
 
 class Connection final : public std::enable_shared_from_this<Connection>,
                          public ReplySink,
@@ -174,13 +177,13 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // request's header alone): when turns wait, its first turn waits too.
   static constexpr size_t kQueuedReadBytes = kRequestsPerTurn * 24;
 
-  // Called once, on the strand, when the connection has closed.
+  // Called once, on the I/O thread, when the connection has closed.
   using OnClosed = std::function<void(Connection*)>;
 
-  // `socket` must be open and have a strand as its executor; `io_thread`
-  // indexes the I/O thread whose io_context that strand runs on (its
-  // TurnQueues in `context`).
-  Connection(StrandSocket socket, size_t io_thread, ServerContext& context, Dispatcher& dispatcher,
+  // `socket` must be open, with an io_context's executor that only one
+  // thread runs: that of I/O thread `io_thread` (its TurnQueues in
+  // `context`).
+  Connection(IoSocket socket, size_t io_thread, ServerContext& context, Dispatcher& dispatcher,
              OnClosed on_closed);
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -197,7 +200,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
 
  private:
   enum class Closing { kNo, kAfterAll, kAfterReady };
-  // A SyncWrite resolved off the strand: `ticket` is its slot's sequence
+  // A SyncWrite resolved off the I/O thread: `ticket` is its slot's sequence
   // number, or kUnorderedTicket | its index in unordered_shapes_.
   struct LateAnswer {
     uint64_t ticket;
@@ -214,7 +217,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // Queues the next turn in the TurnQueue (turn_posted_: no read until it
   // has run).
   void queueTurn();
-  // TurnQueue::Client: posts the queued turn to the strand; it ends with
+  // TurnQueue::Client: posts the queued turn to the I/O thread; it ends with
   // TurnQueue::finished().
   void startTurn() override;
   // Executes up to kRequestsPerTurn buffered requests; true when it stopped
@@ -226,16 +229,16 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void yieldIfBusy();
   void handlePacket(const protocol::Packet& packet);
   void handleUnordered(const protocol::Request& request);
-  // On the strand: a request was deferred; the connection owes its answer.
+  // On the I/O thread: a request was deferred; the connection owes its answer.
   void noteDeferred();
   // An index into unordered_shapes_ for a SyncWrite's shape.
   uint32_t takeUnorderedIndex();
   // ReplySink. Any thread: queues the resolution in the inbox (see "Late
   // answers"); dropped at once once the connection is closed.
   void resolved(uint64_t ticket, const durability::Resolution& resolution) override;
-  // On the strand: answers every resolution the inbox holds, then flushes once.
+  // On the I/O thread: answers every resolution the inbox holds, then flushes once.
   void drainInbox();
-  // On the strand: answers every resolution the inbox holds, without a
+  // On the I/O thread: answers every resolution the inbox holds, without a
   // flush. `drain`: called by the queued drain, which is no longer posted;
   // otherwise a drain still queued later finds less, or nothing.
   void fillFromInbox(bool drain);
@@ -286,11 +289,11 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   TurnQueue& drains_;
   Dispatcher& dispatcher_;
   const OnClosed on_closed_;
-  StrandSocket socket_;
-  const Strand strand_;
+  IoSocket socket_;
+  const IoExecutor executor_;
   std::string peer_;
 
-  // On the strand only.
+  // On the I/O thread only.
   protocol::PacketReader reader_;
   Session session_;
   // Taken only behind an answer still owed (answer_slot.h); the bytes of
@@ -337,7 +340,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // held.
   size_t unsent_bytes_ = 0;
   size_t unsent_high_ = 0;
-  StrandTimer idle_timer_{strand_};
+  IoTimer idle_timer_{executor_};
   std::chrono::steady_clock::time_point last_progress_;
   // The memory of the operations a connection repeats, one of each kind in
   // flight at a time (reading_, writing_, turn_posted_, drain_posted_), so
@@ -346,11 +349,11 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   base::HandlerMemory write_memory_;
   base::HandlerMemory turn_memory_;
   base::HandlerMemory drain_memory_;
-  // The inbox's answers while the strand fills them (kept for its capacity).
+  // The inbox's answers while the I/O thread fills them (kept for its capacity).
   std::vector<LateAnswer> draining_;
   DrainTurn drain_turn_{*this};
 
-  // Late answers from any thread, drained on the strand.
+  // Late answers from any thread, drained on the I/O thread.
   base::Mutex inbox_mutex_;
   std::vector<LateAnswer> inbox_ ABSL_GUARDED_BY(inbox_mutex_);
   bool drain_posted_ ABSL_GUARDED_BY(inbox_mutex_) = false;
@@ -358,7 +361,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // answers"), and this connection while that is above zero.
   int64_t owed_ ABSL_GUARDED_BY(inbox_mutex_) = 0;
   std::shared_ptr<Connection> keepalive_ ABSL_GUARDED_BY(inbox_mutex_);
-  // Set on the strand when the connection closes; read by resolved() on
+  // Set on the I/O thread when the connection closes; read by resolved() on
   // any thread to drop an answer nobody will read.
   std::atomic<bool> gone_{false};
 };

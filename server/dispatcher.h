@@ -20,7 +20,7 @@
 // CAS values are unique and increasing within the process (a hybrid clock
 // like kv_engine's, without the vbucket part).
 //
-// Thread-safety: execute() is called on a connection's strand; the
+// Thread-safety: execute() is called on a connection's I/O thread; the
 // dispatcher itself holds no per-connection state (that is the Session) and
 // may serve every connection at once.
 #pragma once

@@ -199,7 +199,7 @@ void Server::doAccept() {
   if (!acceptor_.is_open()) return;
   // Accepted on the acceptor's strand; placed on its I/O thread once there
   // (onAccepted), by the counts of that moment.
-  auto socket = std::make_shared<StrandSocket>(accept_strand_);
+  auto socket = std::make_shared<AcceptSocket>(accept_strand_);
   acceptor_.async_accept(*socket, [this, socket](const boost::system::error_code& error) {
     onAccepted(error, socket);
   });
@@ -218,20 +218,20 @@ size_t Server::pickIoThread() {
   return best;
 }
 
-std::optional<StrandSocket> Server::place(StrandSocket& accepted, size_t io_thread) {
+std::optional<IoSocket> Server::place(AcceptSocket& accepted, size_t io_thread) {
   const auto refuse = [](const char* step, const boost::system::error_code& error) {
     logLine(absl::StrCat("cannot hand an accepted connection to an I/O thread (", step,
                          "): ", error.message(), "; closing it"));
     return std::nullopt;
   };
   boost::system::error_code error;
-  const StrandSocket::native_handle_type handle = accepted.release(error);
+  const AcceptSocket::native_handle_type handle = accepted.release(error);
   if (error) {
     boost::system::error_code ignored;
     accepted.close(ignored);
     return refuse("release", error);
   }
-  std::optional<StrandSocket> placed(std::in_place, boost::asio::make_strand(*ios_[io_thread]));
+  std::optional<IoSocket> placed(std::in_place, ios_[io_thread]->get_executor());
   // The acceptor's protocol is the accepted socket's.
   placed->assign(protocol_, handle, error);
   if (error) {
@@ -242,7 +242,7 @@ std::optional<StrandSocket> Server::place(StrandSocket& accepted, size_t io_thre
 }
 
 void Server::onAccepted(const boost::system::error_code& error,
-                        const std::shared_ptr<StrandSocket>& accepted) {
+                        const std::shared_ptr<AcceptSocket>& accepted) {
   if (!acceptor_.is_open() || error == boost::asio::error::operation_aborted) return;
   if (error) {
     // E.g. out of file descriptors: say so, and try again a little later
@@ -262,7 +262,7 @@ void Server::onAccepted(const boost::system::error_code& error,
                          ") reached"));
     accepted->close(ignored);
   } else if (const size_t io_thread = pickIoThread();
-             std::optional<StrandSocket> socket = place(*accepted, io_thread)) {
+             std::optional<IoSocket> socket = place(*accepted, io_thread)) {
     socket->set_option(boost::asio::ip::tcp::no_delay(true), ignored);
     auto connection =
         std::make_shared<Connection>(std::move(*socket), io_thread, context_, dispatcher_,

@@ -5,8 +5,9 @@
 //  - the caller of run() (main): sets up, waits for a stop request, shuts down;
 //  - kIoThreads I/O threads ("mcbp_io0", ...), each running its own
 //    boost::asio io_context (as memcached gives each worker thread its own
-//    event base). A connection lives on one of them for its life (on its own
-//    strand there): the one with the fewest open connections when it was
+//    event base). A connection lives on one of them for its life (its
+//    handlers posted to that io_context, serialised by its one thread and
+//    so needing no strand): the one with the fewest open connections when it was
 //    accepted. The simulated replicas are dealt to them in turn; the
 //    acceptor and the signal handler run on the first. A handler posted to
 //    the thread's own io_context stays on it (its private queue, no lock);
@@ -22,7 +23,7 @@
 //    thread: the durability timeout tasks of every bucket.
 // A SyncWrite resolves on whichever thread decided it (an I/O thread for an
 // acknowledgement, a NonIO worker for a timeout) and its answer is posted to
-// the connection's strand.
+// the connection's I/O thread.
 //
 // Shutdown (SIGINT, SIGTERM or requestStop()): stop accepting; tell every
 // connection to stop reading and to close once everything it read is
@@ -58,6 +59,11 @@
 
 namespace syncwrite::server {
 
+// Where the acceptor accepts: a strand on the first I/O thread's io_context,
+// and a socket there until place() moves it to its connection's I/O thread.
+using AcceptStrand = boost::asio::strand<boost::asio::io_context::executor_type>;
+using AcceptSocket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, AcceptStrand>;
+
 class Server {
  public:
   static constexpr size_t kIoThreads = 2;
@@ -89,10 +95,11 @@ class Server {
   // turn among equals. On the accept strand.
   size_t pickIoThread();
   void onAccepted(const boost::system::error_code& error,
-                  const std::shared_ptr<StrandSocket>& accepted);
-  // Moves the socket `accepted` (on the accept strand) onto a strand of I/O
-  // thread `io_thread`. On failure logs why, closes it and returns nullopt.
-  std::optional<StrandSocket> place(StrandSocket& accepted, size_t io_thread);
+                  const std::shared_ptr<AcceptSocket>& accepted);
+  // Moves the socket `accepted` (on the accept strand) onto the io_context
+  // of I/O thread `io_thread`. On failure logs why, closes it and returns
+  // nullopt.
+  std::optional<IoSocket> place(AcceptSocket& accepted, size_t io_thread);
   void onConnectionClosed(Connection* connection);
   void shutdown();
 
@@ -104,7 +111,7 @@ class Server {
   Dispatcher dispatcher_{context_};
 
   // The acceptor, its retry timer and the signal set live on one strand.
-  boost::asio::strand<boost::asio::io_context::executor_type> accept_strand_;
+  AcceptStrand accept_strand_;
   boost::asio::ip::tcp::acceptor acceptor_;
   // The listening socket's protocol (IPv4 or IPv6), set by listen().
   boost::asio::ip::tcp protocol_ = boost::asio::ip::tcp::v4();

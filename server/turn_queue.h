@@ -33,7 +33,7 @@ class TurnQueue {
   // What waits in the queue: a connection with a turn to take.
   class Client {
    public:
-    // Posts the turn (to the connection's strand); the turn calls
+    // Posts the turn (to the connection's I/O thread); the turn calls
     // TurnQueue::finished() once when it has run. Called at most once per
     // push(), outside the queue's mutex.
     virtual void startTurn() = 0;
