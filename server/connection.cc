@@ -39,6 +39,9 @@ Connection::Connection(IoSocket socket, size_t io_thread, ServerContext& context
 
 void Connection::start() {
   boost::asio::post(executor_, [self = shared_from_this()] {
+    // Closed already (a shutdown posted from another thread can run first):
+    // an idle timer armed now would hold the connection until it fired.
+    if (self->closed_) return;
     if (self->context_.connection_idle_time.count() > 0) {
       self->noteProgress();
       self->armIdleTimer(self->last_progress_ + self->context_.connection_idle_time);
@@ -74,6 +77,8 @@ void Connection::doRead() {
 }
 
 void Connection::onRead(const boost::system::error_code& error, size_t bytes) {
+  // Only the I/O thread's one thread runs its io_context (connection.h): no strand.
+  assert(executor_.running_in_this_thread());
   reading_ = false;
   if (closed_) return;
   if (error) {
@@ -105,6 +110,7 @@ void Connection::queueTurn() {
 }
 
 void Connection::takeTurn() {
+  assert(executor_.running_in_this_thread());
   // Unordered: what resolved before these requests execute is answered
   // first (connection.h, "Late answers"). No lock unless a SyncWrite of
   // this connection is pending.
@@ -302,6 +308,7 @@ void Connection::DrainTurn::startTurn() {
 }
 
 void Connection::drainInbox() {
+  assert(executor_.running_in_this_thread());
   fillFromInbox(/*drain=*/true);
   flush();
   yieldIfBusy();
@@ -490,6 +497,7 @@ void Connection::armIdleTimer(std::chrono::steady_clock::time_point at) {
 }
 
 void Connection::onIdleTimer(const boost::system::error_code& error) {
+  assert(executor_.running_in_this_thread());
   if (error || closed_) return;
   const std::chrono::seconds idle_time = context_.connection_idle_time;
   const auto now = std::chrono::steady_clock::now();

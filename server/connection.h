@@ -152,14 +152,15 @@ namespace syncwrite::server {
 
 // A connection's executor and socket by their concrete types. Through the
 // type-erased any_io_executor (Boost 1.74), each handler the socket or a
-// post dispatched copied the executor into a heap-held shared_ptr: heaptrack
-// counted about three allocations per plain request from it (five per
-// durable write). The executor is the I/O thread's io_context itself, not a
-// strand on it: one thread runs that io_context, which serialises the
-// connection's handlers already, and a strand made each completion two
-// scheduler operations (the strand's invoker, then the handler) behind a
-// mutex and a shared_ptr: 12-13% of the server's CPU per SET at 1 in flight
-// (docs/benchmarks.md, "A connection's handlers without a strand").
+// post dispatched copied the strand the socket then had into a heap-held
+// shared_ptr: heaptrack counted about three allocations per plain request
+// from it (five per durable write). The executor is the I/O thread's
+// io_context itself, not a strand on it: one thread runs that io_context
+// (Server::run; the handlers assert it), which serialises the connection's
+// handlers already, while a strand put each completion through its own
+// queue, mutex, work count and invoker, and copied its shared_ptr. Without
+// it, server CPU per SET at 1 in flight fell 5-13% (docs/benchmarks.md, "A
+// connection's handlers without a strand").
 using IoExecutor = boost::asio::io_context::executor_type;
 using IoSocket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, IoExecutor>;
 using IoTimer = boost::asio::basic_waitable_timer<

@@ -42,6 +42,8 @@ std::vector<std::unique_ptr<boost::asio::io_context>> makeIoContexts(size_t coun
   std::vector<std::unique_ptr<boost::asio::io_context>> contexts;
   // Concurrency hint 1: one thread runs each, so a handler it posts to its
   // own io_context goes to that thread's private queue, without the lock.
+  // That one thread is also what serialises a connection's handlers, which
+  // have no strand (connection.h): a second thread in run() would race them.
   for (size_t i = 0; i < count; ++i) {
     contexts.push_back(std::make_unique<boost::asio::io_context>(1));
     // A timer's service opens the io_context's reactor (an epoll fd, an

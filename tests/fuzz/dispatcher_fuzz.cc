@@ -1,8 +1,8 @@
 // Fuzz target: a connection's requests through the Dispatcher, against a real
 // in-process bucket, with no socket.
 //
-// Connection (server/connection.h) owns a TCP socket and its strand, so it
-// cannot be driven without one; this target does what its processBuffered()
+// Connection (server/connection.h) owns a TCP socket on its I/O thread's
+// io_context, so it cannot be driven without one; this target does what its processBuffered()
 // and handlePacket() do with the bytes a socket would have delivered:
 // PacketReader, parseRequest (a refusal answered with appendParseError),
 // Dispatcher::execute, stopping at kClose, bad magic or a body over
