@@ -77,7 +77,7 @@ void Connection::doRead() {
 }
 
 void Connection::onRead(const boost::system::error_code& error, size_t bytes) {
-  // Only the I/O thread's one thread runs its io_context (connection.h): no strand.
+  // One thread runs this I/O thread's io_context (connection.h): no strand needed.
   assert(executor_.running_in_this_thread());
   reading_ = false;
   if (closed_) return;
