@@ -121,11 +121,14 @@ void Connection::takeTurn() {
     // go on when the TurnQueue says (connection.h, "Fairness").
     context_.read_turns_yielded.fetch_add(1, std::memory_order_relaxed);
     queueTurn();
-  } else {
-    doRead();
+    flush();
+    yieldIfBusy();
+    return;
   }
+  // The answers first, then the next read: asio's read first tries a recv
+  // at once, which a client still waiting for its answer leaves empty.
   flush();
-  if (budget_spent) yieldIfBusy();
+  doRead();
 }
 
 void Connection::yieldIfBusy() {

@@ -211,9 +211,9 @@ class Connection final : public std::enable_shared_from_this<Connection>,
 
   void doRead();
   void onRead(const boost::system::error_code& error, size_t bytes);
-  // Executes buffered requests (processBuffered), then reads more or, when
-  // the turn's budget ran out first, queues another turn (TurnQueue);
-  // flushes.
+  // Executes buffered requests (processBuffered) and flushes, then reads
+  // more or, when the turn's budget ran out first, queues another turn
+  // (TurnQueue).
   void takeTurn();
   // Queues the next turn in the TurnQueue (turn_posted_: no read until it
   // has run).
