@@ -325,6 +325,10 @@ void BucketDurability::notifyLocalPersistence(Vbid vbid, Seqno persisted_seqno) 
   resolved.notify();
 }
 
+bool BucketDurability::awaitsPersistence() const noexcept {
+  return impl_->settings.awaiting_persistence.load(std::memory_order_seq_cst) != 0;
+}
+
 void BucketDurability::setTopology(const ReplicationTopology& topology) {
   Impl& d = *impl_;
   auto apply = [](Impl::Slot& slot, ReplicationTopology t) {

@@ -187,6 +187,13 @@ class BucketDurability {
   // needs persistence on the active may now commit (as above).
   void notifyLocalPersistence(Vbid vbid, Seqno persisted_seqno);
 
+  // True while a SyncWrite whose level needs this node's persistence
+  // (majority_and_persist_on_master, persist_to_majority) is tracked. Raised
+  // before such a write's prepare is queued, so the thread that queued it
+  // sees true. Cost: one load of a line that other writes never write
+  // (DurabilitySettings::awaiting_persistence), sequentially consistent.
+  bool awaitsPersistence() const noexcept;
+
   // Replaces every vbucket's topology (acks of nodes still present are kept);
   // writes the new topology satisfies commit. Writes already accepted stay
   // tracked even if the new topology makes durability impossible; they will

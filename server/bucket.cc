@@ -107,11 +107,12 @@ Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
   vbucket_uuids_.resize(vbuckets_.size());
   std::memcpy(vbucket_uuids_.data(), bytes.data(), bytes.size());
   watchMemoryKeys();
-  flusher_ =
-      std::make_unique<SimulatedFlusher>(absl::StrCat("bucket \"", name_, "\" flusher"), vbuckets_,
-                                         pool, [this](vbucket::Vbid vbid, vbucket::Seqno seqno) {
-                                           durability_->notifyLocalPersistence(vbid, seqno);
-                                         });
+  flusher_ = std::make_unique<SimulatedFlusher>(
+      absl::StrCat("bucket \"", name_, "\" flusher"), vbuckets_, pool,
+      [this](vbucket::Vbid vbid, vbucket::Seqno seqno) {
+        durability_->notifyLocalPersistence(vbid, seqno);
+      },
+      [this] { return durability_->awaitsPersistence(); });
   watchFlusherKeys();
 }
 
@@ -143,9 +144,13 @@ durability::WriteResult Bucket::write(vbucket::Vbid vbid, durability::WriteReque
 void Bucket::queued(vbucket::Vbid vbid, vbucket::QueueOp op) noexcept {
   if (!listening_.load(std::memory_order_acquire)) return;
   // Null only while the bucket is built, before anything can be written.
-  if (flusher_) flusher_->markDirty(vbid);
-  // A replica waits only for the prepares (simulated_replica.h).
+  // A replica waits only for the prepares (simulated_replica.h), and the
+  // flusher only for those that need persistence (simulated_flusher.h).
   const bool prepare = op == vbucket::QueueOp::kPrepare;
+  if (flusher_) {
+    flusher_->markDirty(vbid);
+    if (prepare) flusher_->notePrepare();
+  }
   for (const auto& replica : replicas_) replica->markDirty(vbid, prepare);
 }
 

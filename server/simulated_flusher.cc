@@ -29,10 +29,11 @@ class SimulatedFlusher::Task final : public executor::Task {
     if (flushed.more) {
       snooze(clock::Duration::zero());
     } else if (flushed.any) {
-      // Writes are coming: read again after kMinInterval, not at each mark.
+      // Writes are coming: read again after the pace, not at each mark.
       flusher_.reader_.holdMarks();
-      snooze(kMinInterval);
+      snooze(flusher_.paceAfterFlush());
     } else {
+      flusher_.plain_pace_.store(false, std::memory_order_relaxed);
       snooze(clock::Duration::max());  // idle: the next mark wakes it
     }
     return true;
@@ -44,9 +45,12 @@ class SimulatedFlusher::Task final : public executor::Task {
 };
 
 SimulatedFlusher::SimulatedFlusher(std::string name, vbucket::VBucketMap& map,
-                                   executor::ExecutorPool& pool, Persisted persisted)
+                                   executor::ExecutorPool& pool, Persisted persisted,
+                                   Awaited awaited, std::chrono::milliseconds plain_interval)
     : pool_(pool),
       persisted_(std::move(persisted)),
+      awaited_(std::move(awaited)),
+      plain_interval_(plain_interval),
       reader_(map, std::string(kCursor)),
       owner_(std::move(name)),
       task_(std::make_shared<Task>(owner_, *this)) {
@@ -57,6 +61,29 @@ SimulatedFlusher::~SimulatedFlusher() { pool_.unregisterTaskable(owner_); }
 
 void SimulatedFlusher::setDelay(std::chrono::milliseconds delay) noexcept {
   delay_ms_.store(delay.count(), std::memory_order_relaxed);
+}
+
+void SimulatedFlusher::notePrepare() noexcept {
+  // This thread raised the count before it queued the prepare, if the
+  // prepare needs it: false means this one does not.
+  if (!awaited_()) return;
+  // Orders the count before the load below (paceAfterFlush()).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (plain_pace_.load(std::memory_order_relaxed) &&
+      plain_pace_.exchange(false, std::memory_order_relaxed)) {
+    pool_.wake(id_);  // a wake during a run still runs the task once more
+  }
+}
+
+std::chrono::milliseconds SimulatedFlusher::paceAfterFlush() noexcept {
+  if (!awaited_()) {
+    plain_pace_.store(true, std::memory_order_seq_cst);
+    // Looked at again after the store: a writer whose count this load
+    // misses sees plain_pace_ in notePrepare() and wakes the task.
+    if (!awaited_()) return plain_interval_;
+  }
+  plain_pace_.store(false, std::memory_order_relaxed);
+  return kMinInterval;
 }
 
 void SimulatedFlusher::setPaused(bool paused) {

@@ -49,21 +49,40 @@ class SimulatedFlusher {
   using Persisted = std::function<void(vbucket::Vbid, vbucket::Seqno)>;
   static constexpr std::string_view kCursor = "persistence";
   static constexpr size_t kBatch = 1024;
-  // Under a steady write load, runs are at least this far apart: a run that
-  // flushed something comes back after it, taking what was marked meanwhile
-  // in one batch, rather than being woken by the first mark (each wake is a
-  // futex call and a context switch: in a profile of the version that woke
-  // per mark, the kernel's wake-up and switch paths took about a fifth of the
-  // server's samples at ~400k writes/s; docs/benchmarks.md, mcbp_load). The
-  // pool's timer slack (executor/timer_thread.h) puts the next run at the
-  // start of a 1 ms slot: a run woken by the timer starts just after a slot
-  // began, so the next comes two slots on, in the same timer wake-up as the
-  // event-driven timeout timer's 2 ms slot. It adds up to those 2 ms to a
-  // persist-level write's latency, only while writes keep coming.
+  // Under a steady write load, runs are at least kMinInterval apart while a
+  // SyncWrite awaits this node's persistence, and kPlainInterval otherwise:
+  // a run that flushed something comes back after it, taking what was
+  // marked meanwhile in one batch, rather than being woken by the first mark
+  // (each wake is a futex call and a context switch: in a profile of the
+  // version that woke per mark, the kernel's wake-up and switch paths took
+  // about a fifth of the server's samples at ~400k writes/s;
+  // docs/benchmarks.md, mcbp_load). The pool's timer slack
+  // (executor/timer_thread.h) puts the next run at the start of a 1 ms slot:
+  // a run woken by the timer starts just after a slot began, so the next
+  // comes two slots on, in the same timer wake-up as the event-driven
+  // timeout timer's 2 ms slot. It adds up to those 2 ms to a persist-level
+  // write's latency, only while writes keep coming.
   static constexpr std::chrono::milliseconds kMinInterval{1};
+  // With no SyncWrite awaiting persistence nobody waits for a run; the
+  // cursor only has to keep up, so that the log behind it can be expelled.
+  // Ten times fewer wake-ups of the timer thread and a worker under plain
+  // writes: at 1 in flight they took the CPU the I/O threads and the
+  // clients wait for (docs/benchmarks.md, "Quieter ticks under plain
+  // writes"). A persist-level prepare queued meanwhile wakes the flusher
+  // (notePrepare()), so such a write still waits at most kMinInterval's
+  // slots.
+  static constexpr std::chrono::milliseconds kPlainInterval{10};
 
+  // Whether a SyncWrite awaits this node's persistence; true from before
+  // such a write's prepare is queued, as seen by the thread that queues it
+  // (durability::BucketDurability::awaitsPersistence()).
+  using Awaited = std::function<bool()>;
+
+  // `plain_interval`: kPlainInterval, unless a test needs a pace it can
+  // tell from a wake-up.
   SimulatedFlusher(std::string name, vbucket::VBucketMap& map, executor::ExecutorPool& pool,
-                   Persisted persisted);
+                   Persisted persisted, Awaited awaited,
+                   std::chrono::milliseconds plain_interval = kPlainInterval);
   ~SimulatedFlusher();
   SimulatedFlusher(const SimulatedFlusher&) = delete;
   SimulatedFlusher& operator=(const SimulatedFlusher&) = delete;
@@ -74,6 +93,11 @@ class SimulatedFlusher {
     if (reader_.markDirty(vbid)) pool_.wake(id_);
   }
 
+  // A prepare was queued (after markDirty()). If it awaits persistence and
+  // the flusher is on the plain pace, wakes it: the run it takes sees the
+  // write and goes on at kMinInterval. Otherwise one call of `awaited`.
+  void notePrepare() noexcept;
+
   // For the batches that follow.
   void setDelay(std::chrono::milliseconds delay) noexcept;
   // Paused: reads nothing. Resumed: flushes what is queued at once.
@@ -81,6 +105,8 @@ class SimulatedFlusher {
   bool paused() const noexcept { return paused_.load(std::memory_order_acquire); }
 
   uint64_t batches() const noexcept { return batches_.load(std::memory_order_relaxed); }
+  // On the plain pace: snoozing the plain interval after a run that flushed.
+  bool plainPace() const noexcept { return plain_pace_.load(std::memory_order_relaxed); }
   uint64_t itemsFlushed() const noexcept { return items_.load(std::memory_order_relaxed); }
   // Items queued and not yet read by the flusher, over every vbucket: its
   // cursors' distance from the head. O(vbuckets).
@@ -94,9 +120,19 @@ class SimulatedFlusher {
   };
   // One flush of every dirty vbucket.
   Flushed flushDirty();
+  // After a run that flushed something: the pause until the next run,
+  // kMinInterval or kPlainInterval (plain_pace_).
+  std::chrono::milliseconds paceAfterFlush() noexcept;
 
   executor::ExecutorPool& pool_;
   const Persisted persisted_;
+  const Awaited awaited_;
+  const std::chrono::milliseconds plain_interval_;
+  // True while the task snoozes kPlainInterval: the first persist-level
+  // prepare clears it and wakes the task. Written by the task before it
+  // looks at `awaited_` again, read by writers after a fence that follows
+  // their count: one of the two sees the other (paceAfterFlush()).
+  std::atomic<bool> plain_pace_{false};
   LogCursorReader reader_;
   std::atomic<int64_t> delay_ms_{0};
   std::atomic<bool> paused_{false};

@@ -1,0 +1,88 @@
+// SimulatedFlusher's pace: after a run that flushed, it comes back after the
+// plain interval while no SyncWrite awaits persistence, and a persist-level
+// prepare queued meanwhile wakes it rather than waiting that long. The plain
+// interval is an hour here, so a prepare reported as persisted proves the
+// wake-up, not the timer; every wait is a hang guard, not a bound on time.
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "executor/executor_pool.h"
+#include "server/simulated_flusher.h"
+#include "tests/durability_test_support.h"
+#include "vbucket/vbucket_map.h"
+
+namespace syncwrite::server {
+namespace {
+
+using namespace std::chrono_literals;
+using durability::testing::eventually;
+using vbucket::QueueOp;
+using vbucket::Seqno;
+using vbucket::Vbid;
+
+class FlusherPace : public ::testing::Test {
+ protected:
+  FlusherPace()
+      : flusher_(
+            "flusher", map_, pool_,
+            [this](Vbid vbid, Seqno seqno) {
+              std::lock_guard<std::mutex> lock(mutex_);
+              persisted_.emplace_back(vbid, seqno);
+            },
+            [this] { return awaited_.load(std::memory_order_seq_cst); }, 1h) {}
+
+  // As the bucket does for every item it queues (Bucket::queued).
+  void queued(Vbid vbid, bool prepare) {
+    flusher_.markDirty(vbid);
+    if (prepare) flusher_.notePrepare();
+  }
+
+  std::vector<std::pair<Vbid, Seqno>> persisted() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return persisted_;
+  }
+
+  // A plain write, flushed: the flusher is then on the plain pace.
+  void onThePlainPace() {
+    map_.at(Vbid{0}).checkpointManager().queue(QueueOp::kMutation, "plain", "v", 1);
+    queued(Vbid{0}, false);
+    ASSERT_TRUE(eventually([&] { return flusher_.batches() == 1 && flusher_.plainPace(); }));
+  }
+
+  vbucket::VBucketMap map_{2, vbucket::VBucketState::kActive};
+  executor::ExecutorPool pool_{1};
+  std::atomic<bool> awaited_{false};
+  std::mutex mutex_;
+  std::vector<std::pair<Vbid, Seqno>> persisted_;
+  SimulatedFlusher flusher_;  // last: its task reads the members above
+};
+
+TEST_F(FlusherPace, APersistLevelPrepareWakesAFlusherOnThePlainPace) {
+  onThePlainPace();
+  // Raised before the prepare is queued, as the monitor does.
+  awaited_.store(true, std::memory_order_seq_cst);
+  vbucket::QueuedPrepare prepare =
+      map_.at(Vbid{1}).checkpointManager().queuePrepare("durable", "v", 1);
+  queued(Vbid{1}, true);
+  const Seqno seqno = prepare->seqno;
+  ASSERT_TRUE(eventually([&] { return !persisted().empty(); }))
+      << "the prepare waited for the hour-long plain pace";
+  EXPECT_EQ(persisted(), (std::vector<std::pair<Vbid, Seqno>>{{Vbid{1}, seqno}}));
+  EXPECT_FALSE(flusher_.plainPace()) << "a write awaits persistence: the short pace";
+}
+
+TEST_F(FlusherPace, APrepareThatAwaitsNoPersistenceLeavesThePace) {
+  onThePlainPace();
+  map_.at(Vbid{1}).checkpointManager().queuePrepare("majority", "v", 1);
+  queued(Vbid{1}, true);
+  EXPECT_TRUE(flusher_.plainPace()) << "nothing awaits persistence: no wake-up";
+  EXPECT_EQ(flusher_.batches(), 1u);
+}
+
+}  // namespace
+}  // namespace syncwrite::server
