@@ -46,12 +46,14 @@
 //
 // The tick. After a wake-up that queued tasks, the thread plans one more at
 // the start of the slot after next. A task queued now that re-arms itself for
-// a slot or more after its run (the flusher's 1 ms tick, the event-driven
-// timeout timer's next slot, the polling task's interval) then finds a
+// a slot or more after its run (the flusher's 1 ms pace while a SyncWrite
+// awaits persistence, the event-driven timeout timer's next slot, the
+// polling task's interval) then finds a
 // wake-up planned no later than its slot, and its re-arm costs no post. A
 // task whose period ends by the tick costs this thread one wake-up per period
 // (the tick drains its re-arm and finds it due) rather than a post and an
-// expiry; a longer period still costs two (the tick, then the expiry). A tick
+// expiry; a longer period (the flusher's 10 ms pace under plain writes)
+// still costs two (the tick, then the expiry). A tick
 // that finds nothing costs one wake-up and plans no further tick; an idle
 // pool plans none.
 //

@@ -126,7 +126,9 @@ void Connection::takeTurn() {
     return;
   }
   // The answers first, then the next read: asio's read first tries a recv
-  // at once, which a client still waiting for its answer leaves empty.
+  // at once, which a client still waiting for its answer leaves empty. The
+  // answers handed to the write no longer count against kMaxSlots when
+  // doRead() checks the bounds; their bytes count until the kernel has them.
   flush();
   doRead();
 }

@@ -14,6 +14,11 @@ class SimulatedFlusher::Task final : public executor::Task {
   // lock.
   bool run() override {
     if (taskable().isShutdown()) return false;
+    // Off the plain pace for every run: only a run that flushed goes back to
+    // it (paceAfterFlush()). A prepare that woke a run waiting flush_delay
+    // would have cut the delay short, and one behind a paused flusher would
+    // have woken it for nothing.
+    flusher_.plain_pace_.store(false, std::memory_order_relaxed);
     if (flusher_.paused()) {
       snooze(clock::Duration::max());  // setPaused(false) wakes it
       return true;
@@ -33,7 +38,6 @@ class SimulatedFlusher::Task final : public executor::Task {
       flusher_.reader_.holdMarks();
       snooze(flusher_.paceAfterFlush());
     } else {
-      flusher_.plain_pace_.store(false, std::memory_order_relaxed);
       snooze(clock::Duration::max());  // idle: the next mark wakes it
     }
     return true;

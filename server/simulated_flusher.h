@@ -65,12 +65,13 @@ class SimulatedFlusher {
   static constexpr std::chrono::milliseconds kMinInterval{1};
   // With no SyncWrite awaiting persistence nobody waits for a run; the
   // cursor only has to keep up, so that the log behind it can be expelled.
-  // Ten times fewer wake-ups of the timer thread and a worker under plain
-  // writes: at 1 in flight they took the CPU the I/O threads and the
-  // clients wait for (docs/benchmarks.md, "Quieter ticks under plain
-  // writes"). A persist-level prepare queued meanwhile wakes the flusher
-  // (notePrepare()), so such a write still waits at most kMinInterval's
-  // slots.
+  // Under plain writes at 1 in flight the timer thread then woke 200 times
+  // a second instead of 560, and each worker ~185 instead of ~730: wake-ups
+  // that took the CPU the I/O threads and the clients wait for
+  // (docs/benchmarks.md, "Quieter ticks under plain writes"). A
+  // persist-level prepare queued during that pause wakes the flusher
+  // (notePrepare()), so such a write still waits at most the short pace
+  // (plus flush_delay, which a wake does not cut short).
   static constexpr std::chrono::milliseconds kPlainInterval{10};
 
   // Whether a SyncWrite awaits this node's persistence; true from before
@@ -128,10 +129,12 @@ class SimulatedFlusher {
   const Persisted persisted_;
   const Awaited awaited_;
   const std::chrono::milliseconds plain_interval_;
-  // True while the task snoozes kPlainInterval: the first persist-level
-  // prepare clears it and wakes the task. Written by the task before it
+  // True while the task snoozes the plain interval after a run that
+  // flushed: the first persist-level prepare clears it and wakes the task.
+  // Cleared at the start of every run (so a wake never cuts flush_delay
+  // short), set only by paceAfterFlush(). Written by the task before it
   // looks at `awaited_` again, read by writers after a fence that follows
-  // their count: one of the two sees the other (paceAfterFlush()).
+  // their count: one of the two sees the other.
   std::atomic<bool> plain_pace_{false};
   LogCursorReader reader_;
   std::atomic<int64_t> delay_ms_{0};

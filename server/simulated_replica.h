@@ -5,7 +5,7 @@
 // stream would: given the vbucket map, it reads every vbucket's log through a
 // cursor of its own ("replica:<name>", a LogCursorReader), on its I/O thread, when
 // the bucket marks a vbucket written (markDirty: a prepare at once, anything
-// else on the stream's 1 ms tick while records keep coming). Each read of a
+// else on the stream's tick (kStreamTick, 10 ms) while records keep coming). Each read of a
 // vbucket that passed a prepare is received as one ack of the last seqno it
 // passed, and `ack_delay` (plus a random 0..`ack_jitter`) later it
 // acknowledges that seqno to the bucket's durability layer, as a real replica

@@ -1,11 +1,13 @@
 // SimulatedFlusher's pace: after a run that flushed, it comes back after the
 // plain interval while no SyncWrite awaits persistence, and a persist-level
-// prepare queued meanwhile wakes it rather than waiting that long. The plain
-// interval is an hour here, so a prepare reported as persisted proves the
-// wake-up, not the timer; every wait is a hang guard, not a bound on time.
+// prepare queued meanwhile wakes it rather than waiting that long — but not
+// out of flush_delay. The plain interval is an hour in most tests, so a
+// prepare reported as persisted proves the wake-up, not the timer. Every
+// assertion on time is a lower bound or a hang guard.
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -27,14 +29,14 @@ using vbucket::Vbid;
 
 class FlusherPace : public ::testing::Test {
  protected:
-  FlusherPace()
+  explicit FlusherPace(std::chrono::milliseconds plain_interval = 1h)
       : flusher_(
             "flusher", map_, pool_,
             [this](Vbid vbid, Seqno seqno) {
               std::lock_guard<std::mutex> lock(mutex_);
               persisted_.emplace_back(vbid, seqno);
             },
-            [this] { return awaited_.load(std::memory_order_seq_cst); }, 1h) {}
+            [this] { return awaited_.load(std::memory_order_seq_cst); }, plain_interval) {}
 
   // As the bucket does for every item it queues (Bucket::queued).
   void queued(Vbid vbid, bool prepare) {
@@ -80,7 +82,33 @@ TEST_F(FlusherPace, APrepareThatAwaitsNoPersistenceLeavesThePace) {
   onThePlainPace();
   map_.at(Vbid{1}).checkpointManager().queuePrepare("majority", "v", 1);
   queued(Vbid{1}, true);
-  EXPECT_TRUE(flusher_.plainPace()) << "nothing awaits persistence: no wake-up";
+  // A wake-up would have run the flusher, which would have passed the
+  // prepare: a second batch.
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(flusher_.batches(), 1u) << "nothing awaits persistence: no wake-up";
+  EXPECT_TRUE(persisted().empty());
+  EXPECT_TRUE(flusher_.plainPace());
+}
+
+// A pace short enough for its timer run to come during the test.
+class FlusherShortPace : public FlusherPace {
+ protected:
+  FlusherShortPace() : FlusherPace(20ms) {}
+};
+
+TEST_F(FlusherShortPace, APersistLevelPrepareDoesNotCutFlushDelayShort) {
+  onThePlainPace();
+  flusher_.setDelay(1h);
+  // Marked while marks are held: no wake-up. The plain pace's timer run
+  // then starts the delay.
+  map_.at(Vbid{0}).checkpointManager().queue(QueueOp::kMutation, "plain2", "v", 1);
+  queued(Vbid{0}, false);
+  std::this_thread::sleep_for(100ms);
+  awaited_.store(true, std::memory_order_seq_cst);
+  map_.at(Vbid{1}).checkpointManager().queuePrepare("durable", "v", 1);
+  queued(Vbid{1}, true);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(persisted().empty()) << "the prepare's wake-up ended the hour-long flush_delay";
   EXPECT_EQ(flusher_.batches(), 1u);
 }
 
