@@ -109,8 +109,9 @@ class SimulatedReplica {
 
   // How often the stream reads what nobody waits for while it keeps coming.
   // The reads only let the log behind the cursor be expelled; at 1 ms the
-  // tick woke the replica's I/O thread a thousand times a second under
-  // plain writes (docs/benchmarks.md, "Quieter ticks under plain writes").
+  // tick armed a timer on the replica's I/O thread up to a thousand times a
+  // second under plain writes, each expiry a wake-up of that thread when it
+  // slept (docs/benchmarks.md, "Quieter ticks under plain writes").
   static constexpr std::chrono::milliseconds kStreamTick{10};
 
   // The bucket queued something in `vbid`: the stream reads it (with a map;
