@@ -126,7 +126,9 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion&& co
   max_deadline_ = std::max(max_deadline_, deadline);
   // Counted before the prepare is queued (DurabilitySettings::awaiting_persistence).
   const bool persists = needsActivePersistence(level);
-  if (persists) settings_.awaiting_persistence.fetch_add(1, std::memory_order_relaxed);
+  // Sequentially consistent: a flusher that slows down while nothing awaits
+  // persistence orders its own re-check against it (server/simulated_flusher.h).
+  if (persists) settings_.awaiting_persistence.fetch_add(1, std::memory_order_seq_cst);
   TrackedWrite* added = nullptr;
   try {
     added =

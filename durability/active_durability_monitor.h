@@ -100,8 +100,9 @@ struct DurabilitySettings {
   std::atomic<Level> min_level{Level::kNone};
   std::atomic<int64_t> default_timeout_ms{30000};
   // Not a setting: the writes tracked by all the bucket's monitors whose
-  // level needs this node's persistence. A monitor raises it, under its
-  // lock, before the write's prepare is queued, so a flusher that read the
+  // level needs this node's persistence. A monitor raises it (sequentially
+  // consistent, for BucketDurability::awaitsPersistence()'s readers), under
+  // its lock, before the write's prepare is queued, so a flusher that read the
   // prepare from the checkpoint (under the checkpoint's lock) then reads a
   // count that includes it; it lowers it when the write leaves. While it is
   // 0, notifyLocalPersistence() takes no lock: a persisted seqno that is not

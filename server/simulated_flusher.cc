@@ -71,10 +71,12 @@ void SimulatedFlusher::notePrepare() noexcept {
   // This thread raised the count before it queued the prepare, if the
   // prepare needs it: false means this one does not.
   if (!awaited_()) return;
-  // Orders the count before the load below (paceAfterFlush()).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (plain_pace_.load(std::memory_order_relaxed) &&
-      plain_pace_.exchange(false, std::memory_order_relaxed)) {
+  // The count was raised sequentially consistent, so these loads come after
+  // it in the single total order: either they see the flusher's store of
+  // true, or that store, and the re-check after it, come after the count
+  // (paceAfterFlush()). No fence: ThreadSanitizer does not model one.
+  if (plain_pace_.load(std::memory_order_seq_cst) &&
+      plain_pace_.exchange(false, std::memory_order_seq_cst)) {
     pool_.wake(id_);  // a wake during a run still runs the task once more
   }
 }

@@ -133,8 +133,8 @@ class SimulatedFlusher {
   // flushed: the first persist-level prepare clears it and wakes the task.
   // Cleared at the start of every run (so a wake never cuts flush_delay
   // short), set only by paceAfterFlush(). Written by the task before it
-  // looks at `awaited_` again, read by writers after a fence that follows
-  // their count: one of the two sees the other.
+  // looks at `awaited_` again, read by writers after their count (raised
+  // sequentially consistent, as these are): one of the two sees the other.
   std::atomic<bool> plain_pace_{false};
   LogCursorReader reader_;
   std::atomic<int64_t> delay_ms_{0};
