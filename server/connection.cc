@@ -121,16 +121,17 @@ void Connection::takeTurn() {
     // go on when the TurnQueue says (connection.h, "Fairness").
     context_.read_turns_yielded.fetch_add(1, std::memory_order_relaxed);
     queueTurn();
-    flush();
-    yieldIfBusy();
-    return;
   }
   // The answers first, then the next read: asio's read first tries a recv
   // at once, which a client still waiting for its answer leaves empty. The
   // answers handed to the write no longer count against kMaxSlots when
   // doRead() checks the bounds; their bytes count until the kernel has them.
   flush();
-  doRead();
+  if (budget_spent) {
+    yieldIfBusy();
+  } else {
+    doRead();
+  }
 }
 
 void Connection::yieldIfBusy() {
