@@ -147,10 +147,7 @@ void Bucket::queued(vbucket::Vbid vbid, vbucket::QueueOp op) noexcept {
   // A replica waits only for the prepares (simulated_replica.h), and the
   // flusher only for those that need persistence (simulated_flusher.h).
   const bool prepare = op == vbucket::QueueOp::kPrepare;
-  if (flusher_) {
-    flusher_->markDirty(vbid);
-    if (prepare) flusher_->notePrepare();
-  }
+  if (flusher_) flusher_->markDirty(vbid, prepare);
   for (const auto& replica : replicas_) replica->markDirty(vbid, prepare);
 }
 

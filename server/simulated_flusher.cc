@@ -82,12 +82,12 @@ void SimulatedFlusher::notePrepare() noexcept {
 }
 
 std::chrono::milliseconds SimulatedFlusher::paceAfterFlush() noexcept {
-  if (!awaited_()) {
-    plain_pace_.store(true, std::memory_order_seq_cst);
-    // Looked at again after the store: a writer whose count this load
-    // misses sees plain_pace_ in notePrepare() and wakes the task.
-    if (!awaited_()) return plain_interval_;
-  }
+  // plain_pace_ is false here: the run cleared it.
+  if (awaited_()) return kMinInterval;
+  plain_pace_.store(true, std::memory_order_seq_cst);
+  // Looked at again after the store: a writer whose count this load misses
+  // sees plain_pace_ in notePrepare() and wakes the task.
+  if (!awaited_()) return plain_interval_;
   plain_pace_.store(false, std::memory_order_relaxed);
   return kMinInterval;
 }

@@ -70,7 +70,7 @@ class SimulatedFlusher {
   // that took the CPU the I/O threads and the clients wait for
   // (docs/benchmarks.md, "Quieter ticks under plain writes"). A
   // persist-level prepare queued during that pause wakes the flusher
-  // (notePrepare()), so such a write still waits at most the short pace
+  // (markDirty()), so such a write still waits at most the short pace
   // (plus flush_delay, which a wake does not cut short).
   static constexpr std::chrono::milliseconds kPlainInterval{10};
 
@@ -88,16 +88,15 @@ class SimulatedFlusher {
   SimulatedFlusher(const SimulatedFlusher&) = delete;
   SimulatedFlusher& operator=(const SimulatedFlusher&) = delete;
 
-  // `vbid` has queued something to flush; the first mark after a flush wakes
-  // the task (LogCursorReader::markDirty).
-  void markDirty(vbucket::Vbid vbid) noexcept {
+  // `vbid` has queued something to flush (`prepare`: a prepare); the first
+  // mark after a flush wakes the task (LogCursorReader::markDirty). A
+  // prepare that awaits persistence also wakes a task on the plain pace: the
+  // run it takes sees the write and goes on at kMinInterval. Any other
+  // prepare costs one call of `awaited`.
+  void markDirty(vbucket::Vbid vbid, bool prepare) noexcept {
     if (reader_.markDirty(vbid)) pool_.wake(id_);
+    if (prepare) notePrepare();
   }
-
-  // A prepare was queued (after markDirty()). If it awaits persistence and
-  // the flusher is on the plain pace, wakes it: the run it takes sees the
-  // write and goes on at kMinInterval. Otherwise one call of `awaited`.
-  void notePrepare() noexcept;
 
   // For the batches that follow.
   void setDelay(std::chrono::milliseconds delay) noexcept;
@@ -121,6 +120,8 @@ class SimulatedFlusher {
   };
   // One flush of every dirty vbucket.
   Flushed flushDirty();
+  // markDirty() of a prepare, once the vbucket is marked.
+  void notePrepare() noexcept;
   // After a run that flushed something: the pause until the next run,
   // kMinInterval or kPlainInterval (plain_pace_).
   std::chrono::milliseconds paceAfterFlush() noexcept;

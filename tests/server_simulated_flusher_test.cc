@@ -38,12 +38,6 @@ class FlusherPace : public ::testing::Test {
             },
             [this] { return awaited_.load(std::memory_order_seq_cst); }, plain_interval) {}
 
-  // As the bucket does for every item it queues (Bucket::queued).
-  void queued(Vbid vbid, bool prepare) {
-    flusher_.markDirty(vbid);
-    if (prepare) flusher_.notePrepare();
-  }
-
   std::vector<std::pair<Vbid, Seqno>> persisted() {
     std::lock_guard<std::mutex> lock(mutex_);
     return persisted_;
@@ -54,7 +48,7 @@ class FlusherPace : public ::testing::Test {
   // a long one is checked.
   void onThePlainPace(bool check_pace = true) {
     map_.at(Vbid{0}).checkpointManager().queue(QueueOp::kMutation, "plain", "v", 1);
-    queued(Vbid{0}, false);
+    flusher_.markDirty(Vbid{0}, false);
     ASSERT_TRUE(eventually(
         [&] { return flusher_.batches() == 1 && (!check_pace || flusher_.plainPace()); }));
   }
@@ -73,7 +67,7 @@ TEST_F(FlusherPace, APersistLevelPrepareWakesAFlusherOnThePlainPace) {
   awaited_.store(true, std::memory_order_seq_cst);
   vbucket::QueuedPrepare prepare =
       map_.at(Vbid{1}).checkpointManager().queuePrepare("durable", "v", 1);
-  queued(Vbid{1}, true);
+  flusher_.markDirty(Vbid{1}, true);
   const Seqno seqno = prepare->seqno;
   ASSERT_TRUE(eventually([&] { return !persisted().empty(); }))
       << "the prepare waited for the hour-long plain pace";
@@ -84,7 +78,7 @@ TEST_F(FlusherPace, APersistLevelPrepareWakesAFlusherOnThePlainPace) {
 TEST_F(FlusherPace, APrepareThatAwaitsNoPersistenceLeavesThePace) {
   onThePlainPace();
   map_.at(Vbid{1}).checkpointManager().queuePrepare("majority", "v", 1);
-  queued(Vbid{1}, true);
+  flusher_.markDirty(Vbid{1}, true);
   // A wake-up would have run the flusher, which would have passed the
   // prepare: a second batch.
   std::this_thread::sleep_for(50ms);
@@ -107,11 +101,11 @@ TEST_F(FlusherShortPace, APersistLevelPrepareDoesNotCutFlushDelayShort) {
   // mark wakes the flusher, whose run starts the delay too. Either way no
   // run can flush for an hour.
   map_.at(Vbid{0}).checkpointManager().queue(QueueOp::kMutation, "plain2", "v", 1);
-  queued(Vbid{0}, false);
+  flusher_.markDirty(Vbid{0}, false);
   std::this_thread::sleep_for(100ms);
   awaited_.store(true, std::memory_order_seq_cst);
   map_.at(Vbid{1}).checkpointManager().queuePrepare("durable", "v", 1);
-  queued(Vbid{1}, true);
+  flusher_.markDirty(Vbid{1}, true);
   std::this_thread::sleep_for(100ms);
   EXPECT_TRUE(persisted().empty()) << "the prepare's wake-up ended the hour-long flush_delay";
   EXPECT_EQ(flusher_.batches(), 1u);
