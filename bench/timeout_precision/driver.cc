@@ -3,7 +3,9 @@
 #include <sys/epoll.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <optional>
@@ -168,6 +170,11 @@ absl::StatusOr<DriveResult> Drive(const DriveOptions& o) {
     Clock::duration wait = std::chrono::milliseconds(10);
     if (next_send < stop_sending) wait = next_send - Clock::now();
     const int n = epoll.wait(events.data(), static_cast<int>(events.size()), wait);
+    // A failing wait (a sandbox refusing epoll_pwait2) would spin the loop
+    // beside the server: stop with the reason instead.
+    if (n < 0 && errno != EINTR) {
+      return absl::InternalError(absl::StrCat("epoll_pwait2: ", std::strerror(errno)));
+    }
     for (int e = 0; e < n; ++e) {
       const unsigned i = events[e].data.u32;
       absl::StatusOr<server::protocol::Response> answer = clients[i].readResponse();

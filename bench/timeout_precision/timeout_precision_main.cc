@@ -71,14 +71,14 @@ struct RunResult {
   DriveResult drive;
   double server_cpu_pct = 0;  // of one core, over the drive
   // This program's own CPU over the drive, of one core: a driver that spun
-  // beside the server (as it did, 50–90%, before it slept to the
+  // beside the server (as it did, a whole core, before it slept to the
   // nanosecond) would take the cores the server's figure depends on.
   double driver_cpu_pct = 0;
 };
 
 double SelfCpuSeconds() {
   rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;  // cannot fail for RUSAGE_SELF
   const auto seconds = [](const timeval& t) {
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
   };
