@@ -15,7 +15,6 @@
 // Exit status: 0 measured (early answers are reported, not fatal), 1 a run
 // failed, 2 bad command line.
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -76,15 +75,6 @@ struct RunResult {
   double driver_cpu_pct = 0;
 };
 
-double SelfCpuSeconds() {
-  rusage usage{};
-  if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;  // cannot fail for RUSAGE_SELF
-  const auto seconds = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
-  };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
 absl::StatusOr<RunResult> RunOne(const fs::path& server, const std::string& mode, bool behind_head,
                                  const fs::path& dir) {
   fs::create_directories(dir);
@@ -104,24 +94,30 @@ absl::StatusOr<RunResult> RunOne(const fs::path& server, const std::string& mode
   o.max_timeout_ms = static_cast<uint16_t>(absl::GetFlag(FLAGS_max_timeout_ms));
   o.vbuckets = static_cast<uint16_t>(absl::GetFlag(FLAGS_vbuckets));
   o.behind_head = behind_head;
+  // The driver's CPU is read as the server's is, from /proc.
   const absl::StatusOr<ProcStat> cpu_before = ReadProcStat((*proc)->pid());
+  const absl::StatusOr<ProcStat> self_before = ReadProcStat(::getpid());
   const auto wall_before = std::chrono::steady_clock::now();
-  const double self_before = SelfCpuSeconds();
   absl::StatusOr<DriveResult> result = Drive(o);
-  const double self_cpu_s = SelfCpuSeconds() - self_before;
   const auto wall = std::chrono::steady_clock::now() - wall_before;
+  const absl::StatusOr<ProcStat> self_after = ReadProcStat(::getpid());
   const absl::StatusOr<ProcStat> cpu_after = ReadProcStat((*proc)->pid());
   absl::Status stopped = (*proc)->Stop(std::chrono::seconds(30));
   if (!result.ok()) return result.status();
   if (!stopped.ok()) return stopped;
   if (!cpu_before.ok()) return cpu_before.status();
   if (!cpu_after.ok()) return cpu_after.status();
+  if (!self_before.ok()) return self_before.status();
+  if (!self_after.ok()) return self_after.status();
   RunResult run{std::move(*result)};
-  const double cpu_s = static_cast<double>(cpu_after->ticks() - cpu_before->ticks()) /
-                       static_cast<double>(::sysconf(_SC_CLK_TCK));
   const double wall_s = std::chrono::duration<double>(wall).count();
-  run.server_cpu_pct = 100.0 * cpu_s / wall_s;
-  run.driver_cpu_pct = 100.0 * self_cpu_s / wall_s;
+  // % of one core: clock ticks over the drive against its wall time.
+  const auto pct_of_core = [&](const ProcStat& before, const ProcStat& after) {
+    return 100.0 * static_cast<double>(after.ticks() - before.ticks()) /
+           static_cast<double>(::sysconf(_SC_CLK_TCK)) / wall_s;
+  };
+  run.server_cpu_pct = pct_of_core(*cpu_before, *cpu_after);
+  run.driver_cpu_pct = pct_of_core(*self_before, *self_after);
   return run;
 }
 
