@@ -7,15 +7,15 @@
 // competed with the server). It asserts no lateness or CPU figure.
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "config/read_file.h"
 
 #ifndef SYNCWRITE_TIMEOUT_PRECISION_BIN
 #error "SYNCWRITE_TIMEOUT_PRECISION_BIN must name the timeout_precision binary"
@@ -26,13 +26,6 @@
 
 namespace syncwrite::bench {
 namespace {
-
-std::string readAll(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 TEST(TimeoutPrecisionSmoke, EveryWriteOfBothModesIsAnsweredAmbiguousOnceAndNeverEarly) {
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
@@ -47,9 +40,10 @@ TEST(TimeoutPrecisionSmoke, EveryWriteOfBothModesIsAnsweredAmbiguousOnceAndNever
       "--behind_head=false --modes event-driven,polling --json '" +
       json_path.string() + "' > '" + (dir / "out.txt").string() + "' 2>&1";
   const int rc = std::system(command.c_str());
-  const std::string output = readAll(dir / "out.txt");
+  const std::string output = config::readFile(dir / "out.txt").value_or("");
   ASSERT_EQ(rc, 0) << command << "\n" << output;
-  const nlohmann::json doc = nlohmann::json::parse(readAll(json_path), nullptr, false);
+  const nlohmann::json doc =
+      nlohmann::json::parse(config::readFile(json_path).value_or("null"), nullptr, false);
   ASSERT_TRUE(doc.is_object()) << output;
   ASSERT_EQ(doc["runs"].size(), 2u) << doc.dump(2);
   std::set<std::string> modes;
