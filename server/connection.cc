@@ -12,6 +12,7 @@
 #include "server/log.h"
 #include "server/protocol/request.h"
 #include "server/protocol/response_encoder.h"
+#include "server/read_prefetch.h"
 
 namespace syncwrite::server {
 
@@ -149,6 +150,7 @@ void Connection::startTurn() {
 }
 
 bool Connection::processBuffered() {
+  prefetchReads(reader_.unread(), session_, context_, kRequestsPerTurn);
   for (size_t executed = 0; closing_ == Closing::kNo && mayRead(); ++executed) {
     if (executed == kRequestsPerTurn) return true;
     protocol::PacketReader::Next next = reader_.next();

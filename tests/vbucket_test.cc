@@ -2,6 +2,7 @@
 // items, and the seqno generator the durability layer relies on.
 #include <atomic>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -179,6 +180,54 @@ TEST(HashTable, OlderCommitDoesNotOverwriteNewer) {
   EXPECT_TRUE(vb.hashTable().erase("k"));
   EXPECT_FALSE(vb.hashTable().erase("k"));
   EXPECT_EQ(vb.hashTable().size(), 0u);
+}
+
+// The prefetch hints only warm the cache: every key, present or not, and an
+// empty table, leave the table, its items and their reference counts as they
+// were.
+TEST(HashTable, PrefetchHintsChangeNothing) {
+  HashTable table;
+  table.prefetchTable();
+  table.prefetchSlot("absent");
+  table.prefetchItem("absent");  // never allocated
+  CheckpointManager log;
+  QueuedItem item = log.queue(QueueOp::kMutation, "k", "v", 1);
+  ASSERT_TRUE(table.setCommitted(item));
+  const uint32_t refs = item->refs.load();
+  for (std::string_view key : {"k", "absent", ""}) {
+    table.prefetchTable();
+    table.prefetchSlot(key);
+    table.prefetchItem(key);
+  }
+  EXPECT_EQ(item->refs.load(), refs);
+  EXPECT_EQ(table.size(), 1u);
+  EXPECT_EQ(table.find("k"), item);
+  EXPECT_EQ(table.find("absent"), nullptr);
+}
+
+// A hint takes the table's lock like a lookup: one racing a growing table
+// reads no slot array while it is replaced (run under TSan and ASan).
+TEST(HashTable, PrefetchRacesWithGrowth) {
+  HashTable table;
+  CheckpointManager log;
+  constexpr int kKeys = 5000;
+  std::atomic<bool> done{false};
+  std::thread prefetcher([&] {
+    for (int i = 0; !done.load(); i = (i + 1) % kKeys) {
+      const std::string key = "key-" + std::to_string(i);
+      table.prefetchSlot(key);
+      table.prefetchItem(key);
+    }
+  });
+  int inserted = 0;
+  for (int i = 0; i < kKeys; ++i) {
+    inserted +=
+        table.setCommitted(log.queue(QueueOp::kMutation, "key-" + std::to_string(i), "v", 1));
+  }
+  done = true;
+  prefetcher.join();
+  EXPECT_EQ(inserted, kKeys);
+  EXPECT_EQ(table.size(), static_cast<size_t>(kKeys));
 }
 
 // The table keeps no copy of a key: a slot reads it through its item. So a

@@ -1,5 +1,6 @@
 #include "vbucket/hash_table.h"
 
+#include <cstdint>
 #include <utility>
 
 #include <absl/strings/string_view.h>
@@ -44,6 +45,32 @@ QueuedItem HashTable::find(std::string_view key) const {
   base::MutexLock lock(mutex_);
   auto it = items_.find(asAbsl(key));
   return it == items_.end() ? nullptr : it->item;
+}
+
+void HashTable::prefetchTable() const noexcept {
+  __builtin_prefetch(&mutex_);
+  __builtin_prefetch(&items_);
+}
+
+void HashTable::prefetchSlot(std::string_view key) const {
+  base::MutexLock lock(mutex_);
+  items_.prefetch(asAbsl(key));
+}
+
+void HashTable::prefetchItem(std::string_view key) const {
+  base::MutexLock lock(mutex_);
+  // Never finds anything: SlotEq prefetches the candidates instead.
+  (void)items_.find(PrefetchProbe{asAbsl(key)});
+}
+
+void HashTable::prefetchBlock(const Item* item) noexcept {
+  // Addresses as integers: the lines after a small block may lie past its
+  // allocation, which a prefetch may name (it never faults) but a pointer
+  // may not.
+  const auto at = reinterpret_cast<uintptr_t>(item);
+  for (uintptr_t offset : {0, 64, 128}) {
+    __builtin_prefetch(reinterpret_cast<const void*>(at + offset));
+  }
 }
 
 bool HashTable::erase(std::string_view key) {

@@ -46,6 +46,20 @@ class HashTable {
   // The committed item for `key`, or null. O(1) expected.
   QueuedItem find(std::string_view key) const;
 
+  // Hints for a caller about to look up several keys (a connection's turn of
+  // requests): they start loading memory into the cache and change nothing,
+  // not even an item's reference count. Three stages, each over every key
+  // before the next, so that the cache misses of the keys overlap instead of
+  // each lookup waiting for its own:
+  //  - prefetchTable(): the table's own fields (its mutex, the map's header);
+  //  - prefetchSlot(key): the control bytes and slots find(key) probes first;
+  //  - prefetchItem(key): the item in each slot find(key) would compare (the
+  //    slots whose hash bits match), without reading it: its first three
+  //    cache lines, which hold its fields and the start of its key and value.
+  void prefetchTable() const noexcept;
+  void prefetchSlot(std::string_view key) const;
+  void prefetchItem(std::string_view key) const;
+
   // Removes `key`; false when absent.
   bool erase(std::string_view key);
 
@@ -67,11 +81,32 @@ class HashTable {
     friend absl::string_view itemKey(const Slot& slot) noexcept { return itemKey(slot.item.get()); }
   };
 
+  // A key looked up only to prefetch its item: SlotEq starts loading each
+  // candidate slot's item (the slots whose hash bits match) and reports no
+  // match, so the lookup never reads the item it is waiting for.
+  struct PrefetchProbe {
+    absl::string_view key;
+    friend absl::string_view itemKey(const PrefetchProbe& probe) noexcept { return probe.key; }
+  };
+  struct SlotEq : ItemKeyEq {
+    using ItemKeyEq::operator();
+    bool operator()(const Slot& slot, const PrefetchProbe& /*probe*/) const noexcept {
+      prefetchBlock(slot.item.get());
+      return false;
+    }
+    bool operator()(const PrefetchProbe& probe, const Slot& slot) const noexcept {
+      return (*this)(slot, probe);
+    }
+  };
+  // The item's fields, then the start of its key and value, which follow it
+  // in its block (item.h): the block's first three cache lines.
+  static void prefetchBlock(const Item* item) noexcept;
+
   void charge(int64_t slots) noexcept;
 
   BucketMemory* const memory_;
   mutable base::Mutex mutex_;
-  absl::flat_hash_set<Slot, ItemKeyHash, ItemKeyEq> items_ ABSL_GUARDED_BY(mutex_);
+  absl::flat_hash_set<Slot, ItemKeyHash, SlotEq> items_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace syncwrite::vbucket

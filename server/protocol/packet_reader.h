@@ -77,6 +77,11 @@ class PacketReader {
   // compacted by feed() and prepare(), never here.
   Next next();
 
+  // The bytes fed but not yet returned as packets, for looking ahead at the
+  // packets next() will return. Valid until the next call to a non-const
+  // member.
+  std::string_view unread() const noexcept { return {buffer_.data() + begin_, end_ - begin_}; }
+
   // Bytes fed but not yet returned as packets.
   size_t buffered() const noexcept { return end_ - begin_; }
   size_t maxPacketSize() const noexcept { return max_packet_size_; }

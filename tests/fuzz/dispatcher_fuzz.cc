@@ -4,7 +4,8 @@
 // Connection (server/connection.h) owns a TCP socket on its I/O thread's
 // io_context, so it cannot be driven without one; this target does what its processBuffered()
 // and handlePacket() do with the bytes a socket would have delivered:
-// PacketReader, parseRequest (a refusal answered with appendParseError),
+// PacketReader, the read prefetch over what is buffered (read_prefetch.h),
+// parseRequest (a refusal answered with appendParseError),
 // Dispatcher::execute, stopping at kClose, bad magic or a body over
 // max_packet_size (answered TooBig). Connection's own slot bookkeeping, flow
 // control and writes are not exercised here.
@@ -50,6 +51,7 @@
 #include "server/protocol/packet_reader.h"
 #include "server/protocol/request.h"
 #include "server/protocol/response_encoder.h"
+#include "server/read_prefetch.h"
 #include "server/server_context.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -181,6 +183,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     reader.feed(std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1));
     bool closed = false;
     while (!closed) {
+      // As Connection does before each turn (every packet here: a turn of
+      // one), with the session as the requests so far left it.
+      server::prefetchReads(reader.unread(), session, f.context, 32);
       const protocol::PacketReader::Next next = reader.next();
       if (next.result != protocol::PacketReader::Result::kPacket)
         break;  // kTooBig, kBadMagic: closed

@@ -1,0 +1,80 @@
+#include "server/read_prefetch.h"
+
+#include <array>
+
+#include "server/bucket.h"
+#include "server/protocol/opcode.h"
+#include "server/protocol/packet.h"
+#include "server/sasl/user_store.h"
+#include "vbucket/hash_table.h"
+#include "vbucket/vbucket_map.h"
+
+namespace syncwrite::server {
+namespace {
+
+// The commands whose handler looks their key up in the vbucket's hash table
+// (a read, a read-modify-write, or a plain write's commit), quiet forms
+// included.
+bool looksUpKey(protocol::Opcode opcode) noexcept {
+  using protocol::Opcode;
+  switch (protocol::unquiet(opcode)) {
+    case Opcode::kGet:
+    case Opcode::kGetK:
+    case Opcode::kSet:
+    case Opcode::kAdd:
+    case Opcode::kReplace:
+    case Opcode::kDelete:
+    case Opcode::kIncrement:
+    case Opcode::kDecrement:
+    case Opcode::kAppend:
+    case Opcode::kPrepend:
+    case Opcode::kTouch:
+    case Opcode::kGat:
+    case Opcode::kGetMeta:
+      return true;
+    default:
+      return false;
+  }
+}
+
+struct Lookup {
+  const vbucket::HashTable* table;
+  std::string_view key;
+};
+
+}  // namespace
+
+void prefetchReads(std::string_view unread, const Session& session, const ServerContext& server,
+                   size_t max_packets) {
+  // The dispatcher will refuse a client that must authenticate first.
+  if (session.user.empty() && server.users != nullptr && !server.users->empty()) return;
+  const Bucket* bucket = session.bucket != nullptr ? session.bucket : server.default_bucket;
+  if (bucket == nullptr) return;
+  // Enough for a whole turn (Connection::kRequestsPerTurn is 32).
+  constexpr size_t kMaxLookups = 64;
+  std::array<Lookup, kMaxLookups> lookups;
+  size_t count = 0;
+  for (size_t packets = 0;
+       packets < max_packets && count < kMaxLookups && unread.size() >= protocol::kHeaderSize;
+       ++packets) {
+    const protocol::Header header = protocol::decodeHeader(unread);
+    const size_t total = protocol::kHeaderSize + size_t{header.body_length};
+    if (!header.isRequest() || !header.sectionsFit() || unread.size() < total) break;
+    if (looksUpKey(header.opcode)) {
+      const vbucket::VBucket* vb = bucket->vbuckets().get(header.vbucket());
+      if (vb != nullptr) {
+        const size_t key_at =
+            protocol::kHeaderSize + header.framing_extras_length + header.extras_length;
+        lookups[count++] = {&vb->hashTable(), unread.substr(key_at, header.key_length)};
+      }
+    }
+    unread.remove_prefix(total);
+  }
+  // One stage over every key before the next: each stage's loads were
+  // started by the one before it.
+  for (size_t i = 0; i < count; ++i) lookups[i].table->prefetchTable();
+  for (size_t i = 0; i < count; ++i) lookups[i].table->prefetchSlot(lookups[i].key);
+  for (size_t i = 0; i < count; ++i) lookups[i].table->prefetchItem(lookups[i].key);
+}
+
+}  // namespace syncwrite::server
