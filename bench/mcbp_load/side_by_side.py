@@ -10,6 +10,12 @@ ratios: each round runs the servers back to back, so a slow minute of the
 machine falls on both sides of one ratio, where a ratio of the two medians
 could pair a good minute of one with a bad minute of the other.
 
+The durable SET row is a syncwrite-only figure compared with the plain SET
+row (its server CPU per op over plain's, issue 17's bound of 1.5x). So that
+both halves of that ratio see the same minute of the machine, each round runs
+the durable row right after the plain SET row, and the ratio is the median of
+the rounds' ratios, like the others.
+
 With --before PATH, a second syncwrite-server binary (e.g. the build of an
 earlier commit) runs beside them with the same configuration: the project's
 before and after in one run.
@@ -116,6 +122,38 @@ def paired_ratio(runs, others):
     return (statistics.median(ratios) if ratios else None), ratios
 
 
+PLAIN_SET = "SET, 32 in flight"
+
+
+def is_durable(name):
+    return name.startswith("durable")
+
+
+def run_order(rows):
+    """The rows in the order a round runs them: as given, except that a
+    durable row runs right after the plain SET row when both are there."""
+    names = [name for name, _, _ in rows]
+    if PLAIN_SET not in names:
+        return rows
+    order = [row for row in rows if not is_durable(row[0])]
+    at = next(i for i, row in enumerate(order) if row[0] == PLAIN_SET) + 1
+    return order[:at] + [row for row in rows if is_durable(row[0])] + order[at:]
+
+
+def durable_over_plain(runs):
+    """The median over rounds of a durable SET's server CPU per op over the
+    plain SET's in the same round, and the per-round ratios; None without
+    both rows."""
+    durable = next((v for (name, server), v in runs.items()
+                    if is_durable(name) and server == "syncwrite"), None)
+    plain = runs.get((PLAIN_SET, "syncwrite"))
+    if not durable or not plain:
+        return None, []
+    key = "server_cpu_us_per_op"
+    ratios = [d[key] / p[key] for d, p in zip(durable, plain) if p.get(key) and d.get(key)]
+    return (statistics.median(ratios) if ratios else None), ratios
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="directory with syncwrite-server, mcbp_load")
@@ -134,7 +172,7 @@ def main():
         runs = {}  # (row, server) -> [report]
         try:
             for round_no in range(args.rounds):
-                for name, flags, memcached_too in rows:
+                for name, flags, memcached_too in run_order(rows):
                     for server, (process, port) in servers.items():
                         if server == "memcached" and not memcached_too:
                             continue
@@ -199,9 +237,14 @@ def main():
                 spreads.append(f"{label} " + ", ".join(f"{r:.2f}" for r in row[key]))
         if spreads:
             print(f"{row['load']}, per round: " + "; ".join(spreads))
+    cpu_ratio, cpu_ratios = durable_over_plain(runs)
+    if cpu_ratio is not None:
+        print(f"durable SET / plain SET, server CPU per op: {cpu_ratio:.2f} (rounds "
+              + ", ".join(f"{r:.2f}" for r in cpu_ratios) + ")")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": host, "table": table,
+                       "durable_over_plain_cpu": {"ratio": cpu_ratio, "round_ratios": cpu_ratios},
                        "runs": {f"{k[0]} | {k[1]}": v for k, v in runs.items()}}, f, indent=1)
 
 
