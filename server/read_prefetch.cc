@@ -70,6 +70,9 @@ void prefetchReads(std::string_view unread, const Session& session, const Server
     }
     unread.remove_prefix(total);
   }
+  // A lone lookup has no other to overlap with: its hints would only repeat
+  // its own lookup (1% of the server's CPU at 1 SET in flight).
+  if (count < 2) return;
   // One stage over every key before the next: each stage's loads were
   // started by the one before it.
   for (size_t i = 0; i < count; ++i) lookups[i].table->prefetchTable();

@@ -5,7 +5,7 @@
 //
 // It changes nothing and answers nothing: it only issues prefetches (through
 // HashTable's prefetch hints) for the first `max_packets` complete packets in
-// `unread`, for those whose command looks its key up in the hash table (the
+// `unread`, when two or more of them look their key up in the hash table (the
 // GET, SET/ADD/REPLACE, DELETE, INCR/DECR, APPEND/PREPEND, TOUCH/GAT and
 // GET_META families), in the vbucket of the bucket the session works in. It
 // stops at the first incomplete or malformed packet; the dispatcher still
