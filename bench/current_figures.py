@@ -102,7 +102,7 @@ def load_rows(results):
     figure = "—"
     paired = (data or {}).get("durable_over_plain_cpu") or {}
     if durable and plain and paired.get("ratio") is not None:
-        # Files from side_by_side.py after a9b0c5f: each round's durable run
+        # Files from side_by_side.py from fee3a55 on: each round's durable run
         # follows its plain run, and the ratio is the median of the rounds'.
         cpu_ratio = paired["ratio"]
         spread = paired["round_ratios"]

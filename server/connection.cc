@@ -150,7 +150,10 @@ void Connection::startTurn() {
 }
 
 bool Connection::processBuffered() {
-  prefetchReads(reader_.unread(), session_, context_, kRequestsPerTurn);
+  static_assert(kRequestsPerTurn <= kMaxPrefetchLookups);
+  if (closing_ == Closing::kNo && mayRead()) {
+    prefetchReads(reader_.unread(), session_, context_, kRequestsPerTurn);
+  }
   for (size_t executed = 0; closing_ == Closing::kNo && mayRead(); ++executed) {
     if (executed == kRequestsPerTurn) return true;
     protocol::PacketReader::Next next = reader_.next();

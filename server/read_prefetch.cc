@@ -6,7 +6,6 @@
 #include "server/protocol/opcode.h"
 #include "server/protocol/packet.h"
 #include "server/sasl/user_store.h"
-#include "vbucket/hash_table.h"
 #include "vbucket/vbucket_map.h"
 
 namespace syncwrite::server {
@@ -37,39 +36,36 @@ bool looksUpKey(protocol::Opcode opcode) noexcept {
   }
 }
 
-struct Lookup {
-  const vbucket::HashTable* table;
-  std::string_view key;
-};
-
 }  // namespace
 
-void prefetchReads(std::string_view unread, const Session& session, const ServerContext& server,
-                   size_t max_packets) {
-  // The dispatcher will refuse a client that must authenticate first.
-  if (session.user.empty() && server.users != nullptr && !server.users->empty()) return;
+size_t collectLookups(std::string_view unread, const Session& session, const ServerContext& server,
+                      size_t max_packets, std::span<KeyLookup> out) {
+  if (session.user.empty() && server.users != nullptr && !server.users->empty()) return 0;
   const Bucket* bucket = session.bucket != nullptr ? session.bucket : server.default_bucket;
-  if (bucket == nullptr) return;
-  // Enough for a whole turn (Connection::kRequestsPerTurn is 32).
-  constexpr size_t kMaxLookups = 64;
-  std::array<Lookup, kMaxLookups> lookups;
+  if (bucket == nullptr) return 0;
   size_t count = 0;
   for (size_t packets = 0;
-       packets < max_packets && count < kMaxLookups && unread.size() >= protocol::kHeaderSize;
+       packets < max_packets && count < out.size() && unread.size() >= protocol::kHeaderSize;
        ++packets) {
     const protocol::Header header = protocol::decodeHeader(unread);
     const size_t total = protocol::kHeaderSize + size_t{header.body_length};
     if (!header.isRequest() || !header.sectionsFit() || unread.size() < total) break;
     if (looksUpKey(header.opcode)) {
-      const vbucket::VBucket* vb = bucket->vbuckets().get(header.vbucket());
-      if (vb != nullptr) {
+      if (const vbucket::VBucket* vb = bucket->vbuckets().get(header.vbucket())) {
         const size_t key_at =
             protocol::kHeaderSize + header.framing_extras_length + header.extras_length;
-        lookups[count++] = {&vb->hashTable(), unread.substr(key_at, header.key_length)};
+        out[count++] = {&vb->hashTable(), unread.substr(key_at, header.key_length)};
       }
     }
     unread.remove_prefix(total);
   }
+  return count;
+}
+
+void prefetchReads(std::string_view unread, const Session& session, const ServerContext& server,
+                   size_t max_packets) {
+  std::array<KeyLookup, kMaxPrefetchLookups> lookups;
+  const size_t count = collectLookups(unread, session, server, max_packets, lookups);
   // A lone lookup has no other to overlap with: its hints would only repeat
   // its own lookup (1% of the server's CPU at 1 SET in flight).
   if (count < 2) return;

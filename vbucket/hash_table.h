@@ -53,9 +53,11 @@ class HashTable {
   // each lookup waiting for its own:
   //  - prefetchTable(): the table's own fields (its mutex, the map's header);
   //  - prefetchSlot(key): the control bytes and slots find(key) probes first;
-  //  - prefetchItem(key): the item in each slot find(key) would compare (the
-  //    slots whose hash bits match), without reading it: its first three
-  //    cache lines, which hold its fields and the start of its key and value.
+  //  - prefetchItem(key): without reading them, the items of the slots whose
+  //    hash bits match the key's along its probe sequence (the one a lookup
+  //    compares, and any false candidates up to the first group with an empty
+  //    slot): their first three cache lines, which hold the item's fields and
+  //    the start of its key and value.
   void prefetchTable() const noexcept;
   void prefetchSlot(std::string_view key) const;
   void prefetchItem(std::string_view key) const;

@@ -12,9 +12,12 @@ could pair a good minute of one with a bad minute of the other.
 
 The durable SET row is a syncwrite-only figure compared with the plain SET
 row (its server CPU per op over plain's, issue 17's bound of 1.5x). So that
-both halves of that ratio see the same minute of the machine, each round runs
-the durable row right after the plain SET row, and the ratio is the median of
-the rounds' ratios, like the others.
+both halves of that ratio see about the same minute of the machine, each
+round runs the durable row next after the plain SET row (only the other
+servers' plain SET runs come between), and the ratio is the median of the
+rounds' ratios, like the others. (Files before fee3a55 ran it last, after
+the GET rows; GET now runs on a server that has also taken the durable
+SETs.)
 
 With --before PATH, a second syncwrite-server binary (e.g. the build of an
 earlier commit) runs beside them with the same configuration: the project's

@@ -46,6 +46,7 @@
 #include "config/configuration.h"
 #include "executor/executor_pool.h"
 #include "server/bucket.h"
+#include "server/connection.h"
 #include "server/dispatcher.h"
 #include "server/log.h"
 #include "server/protocol/packet_reader.h"
@@ -185,7 +186,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     while (!closed) {
       // As Connection does before each turn (every packet here: a turn of
       // one), with the session as the requests so far left it.
-      server::prefetchReads(reader.unread(), session, f.context, 32);
+      server::prefetchReads(reader.unread(), session, f.context,
+                            server::Connection::kRequestsPerTurn);
       const protocol::PacketReader::Next next = reader.next();
       if (next.result != protocol::PacketReader::Result::kPacket)
         break;  // kTooBig, kBadMagic: closed
