@@ -11,22 +11,15 @@
 namespace syncwrite::server {
 namespace {
 
-// The commands whose handler looks their key up in the vbucket's hash table
-// (a read, a read-modify-write, or a plain write's commit), quiet forms
-// included.
+// The commands whose handler looks their key up in the vbucket's hash table:
+// the reads, and the mutations (a read-modify-write, or a plain write's
+// commit), quiet forms included.
 bool looksUpKey(protocol::Opcode opcode) noexcept {
   using protocol::Opcode;
+  if (protocol::isMutation(opcode)) return true;
   switch (protocol::unquiet(opcode)) {
     case Opcode::kGet:
     case Opcode::kGetK:
-    case Opcode::kSet:
-    case Opcode::kAdd:
-    case Opcode::kReplace:
-    case Opcode::kDelete:
-    case Opcode::kIncrement:
-    case Opcode::kDecrement:
-    case Opcode::kAppend:
-    case Opcode::kPrepend:
     case Opcode::kTouch:
     case Opcode::kGat:
     case Opcode::kGetMeta:

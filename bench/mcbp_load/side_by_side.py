@@ -134,7 +134,7 @@ def is_durable(name):
 
 def run_order(rows):
     """The rows in the order a round runs them: as given, except that a
-    durable row runs right after the plain SET row when both are there."""
+    durable row runs next after the plain SET row when both are there."""
     names = [name for name, _, _ in rows]
     if PLAIN_SET not in names:
         return rows
