@@ -7,6 +7,7 @@
 #include "server/bucket.h"
 #include "server/cluster_map.h"
 #include "server/protocol/response_encoder.h"
+#include "server/sasl/user_store.h"
 #include "vbucket/vbucket_state.h"
 
 namespace syncwrite::server {
@@ -73,11 +74,19 @@ vbucket::VBucketState vbucketStateFor(protocol::VbucketState state) noexcept {
   return vbucket::VBucketState::kDead;
 }
 
+bool mustAuthenticateFirst(const Session& session, const ServerContext& server) noexcept {
+  return session.user.empty() && server.users != nullptr && !server.users->empty();
+}
+
+Bucket* sessionBucket(const Session& session, const ServerContext& server) noexcept {
+  return session.bucket != nullptr ? session.bucket : server.default_bucket;
+}
+
 Bucket* currentBucket(const CommandContext& context) {
   // The dispatcher has already refused a command that needs authentication
   // on a connection that has none (when the server has users), so the
   // default bucket is only reached by those allowed to use it.
-  return context.session.bucket != nullptr ? context.session.bucket : context.server.default_bucket;
+  return sessionBucket(context.session, context.server);
 }
 
 Bucket* selectedBucket(CommandContext& context) {

@@ -171,8 +171,15 @@ void answerNotMyVbucket(CommandContext& context);
 // memory quota: which limit, the figures, and that a retry may succeed.
 std::string memoryFullMessage(const Bucket& bucket);
 
-// The bucket the connection works in: the one it selected, else the server's
-// default_bucket, else null. Answers nothing.
+// True when the server has users and `session` has not authenticated yet:
+// the dispatcher then refuses every command that needs authentication.
+bool mustAuthenticateFirst(const Session& session, const ServerContext& server) noexcept;
+
+// The bucket a session works in: the one it selected, else the server's
+// default_bucket, else null.
+Bucket* sessionBucket(const Session& session, const ServerContext& server) noexcept;
+
+// sessionBucket() of the request's connection. Answers nothing.
 Bucket* currentBucket(const CommandContext& context);
 // As currentBucket(), but answers NoBucket when there is none.
 Bucket* selectedBucket(CommandContext& context);

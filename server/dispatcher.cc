@@ -44,8 +44,7 @@ Disposition Dispatcher::execute(const protocol::Request& request, Session& sessi
     return Disposition::kAnswered;
   }
   CommandContext context{context_, request, session, out, defer, late_shape};
-  if (entry.needs_auth && session.user.empty() && context_.users != nullptr &&
-      !context_.users->empty()) {
+  if (entry.needs_auth && mustAuthenticateFirst(session, context_)) {
     answerError(context, protocol::Status::kNoAccess,
                 "authenticate first (SASL_AUTH): this server has users");
     return Disposition::kAnswered;

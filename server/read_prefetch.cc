@@ -5,7 +5,6 @@
 #include "server/bucket.h"
 #include "server/protocol/opcode.h"
 #include "server/protocol/packet.h"
-#include "server/sasl/user_store.h"
 #include "vbucket/vbucket_map.h"
 
 namespace syncwrite::server {
@@ -33,8 +32,9 @@ bool looksUpKey(protocol::Opcode opcode) noexcept {
 
 size_t collectLookups(std::string_view unread, const Session& session, const ServerContext& server,
                       size_t max_packets, std::span<KeyLookup> out) {
-  if (session.user.empty() && server.users != nullptr && !server.users->empty()) return 0;
-  const Bucket* bucket = session.bucket != nullptr ? session.bucket : server.default_bucket;
+  // The dispatcher will refuse such a session's data commands.
+  if (mustAuthenticateFirst(session, server)) return 0;
+  const Bucket* bucket = sessionBucket(session, server);
   if (bucket == nullptr) return 0;
   size_t count = 0;
   for (size_t packets = 0;
