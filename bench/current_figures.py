@@ -8,6 +8,8 @@ of the page. A figure whose file is missing is listed as "not measured", never
 carried over from an earlier table: the table says only what the files say.
 
   mcbp_load_side_by_side.json  bench/mcbp_load/side_by_side.py (issue 17)
+  mcbp_load_durable_plain.json the same, rows 1 and 6 over 10 rounds: the
+                               durable / plain figure when present
   timeout_cpu_<n>.json         timeout_precision at 2,000 timeouts/s (issue 17)
   timeout_precision.json       timeout_precision, the default mix (issue 16)
   idle_cpu.json                bench/idle_cpu (issues 7, 17)
@@ -95,6 +97,18 @@ def load_rows(results):
             figure += f" (rounds {min(spread):.2f}–{max(spread):.2f})"
         rows.append((f"{name}: ops/s vs memcached", figure, f"≥ {bound:.1f}×",
                      verdict(ratio, bound, at_most=False), when))
+    rows.append(durable_row(results, data, when))
+    return rows
+
+
+def durable_row(results, data, when):
+    """Durable / plain server CPU: from the 10-round file when there is one
+    (./dev bench load writes it after the side-by-side), else from the
+    side-by-side's own rounds."""
+    paired_data, paired_when = measured(results, "mcbp_load_durable_plain.json")
+    if paired_data is not None and (paired_data.get("durable_over_plain_cpu") or {}).get("ratio"):
+        data, when = paired_data, paired_when
+    by_load = {row["load"]: row for row in data["table"]} if data else {}
     durable = next((row for load_name, row in by_load.items() if load_name.startswith("durable")),
                    None)
     plain = by_load.get("SET, 32 in flight")
@@ -106,16 +120,15 @@ def load_rows(results):
         # follows its plain run, and the ratio is the median of the rounds'.
         cpu_ratio = paired["ratio"]
         spread = paired["round_ratios"]
-        figure = (f"{cpu_ratio:.2f}× (rounds {min(spread):.2f}–{max(spread):.2f}; medians "
+        figure = (f"{cpu_ratio:.2f}× ({len(spread)} rounds, {min(spread):.2f}–{max(spread):.2f}; medians "
                   f"{durable['syncwrite_cpu_us_per_op']:.2f} vs "
                   f"{plain['syncwrite_cpu_us_per_op']:.2f} µs)")
     elif durable and plain and plain.get("syncwrite_cpu_us_per_op"):
         cpu_ratio = durable["syncwrite_cpu_us_per_op"] / plain["syncwrite_cpu_us_per_op"]
         figure = (f"{cpu_ratio:.2f}× ({durable['syncwrite_cpu_us_per_op']:.2f} vs "
                   f"{plain['syncwrite_cpu_us_per_op']:.2f} µs)")
-    rows.append(("durable SET (replica acks at once): server CPU per op vs plain SET", figure,
-                 "≤ 1.5×", verdict(cpu_ratio, 1.5), when))
-    return rows
+    return ("durable SET (replica acks at once): server CPU per op vs plain SET", figure,
+            "≤ 1.5×", verdict(cpu_ratio, 1.5), when)
 
 
 def timeout_cpu_rows(results):
