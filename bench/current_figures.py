@@ -27,6 +27,8 @@ import statistics
 import subprocess
 import sys
 
+# Rows 1 and 6 of side_by_side.py over 10 rounds (./dev bench load).
+PAIRED_FILE = "mcbp_load_durable_plain.json"
 BEGIN = "<!-- CURRENT-FIGURES -->"
 END = "<!-- /CURRENT-FIGURES -->"
 
@@ -36,6 +38,10 @@ def load(path):
         with open(path) as f:
             return json.load(f)
     except FileNotFoundError:
+        return None
+    except json.JSONDecodeError as e:
+        # A run that died while writing: its figures are not measured.
+        print(f"current_figures: ignoring {path}: {e}", file=sys.stderr)
         return None
 
 
@@ -102,11 +108,11 @@ def load_rows(results):
 
 
 def durable_row(results, data, when):
-    """Durable / plain server CPU: from the 10-round file when there is one
-    (./dev bench load writes it after the side-by-side), else from the
-    side-by-side's own rounds."""
-    paired_data, paired_when = measured(results, "mcbp_load_durable_plain.json")
-    if paired_data is not None and (paired_data.get("durable_over_plain_cpu") or {}).get("ratio"):
+    """Durable / plain server CPU: from the 10-round file when it has a ratio
+    (./dev bench load deletes it, runs the side-by-side, then writes it), else
+    from the side-by-side's own rounds."""
+    paired_data, paired_when = measured(results, PAIRED_FILE)
+    if ((paired_data or {}).get("durable_over_plain_cpu") or {}).get("ratio") is not None:
         data, when = paired_data, paired_when
     by_load = {row["load"]: row for row in data["table"]} if data else {}
     durable = next((row for load_name, row in by_load.items() if load_name.startswith("durable")),
@@ -120,8 +126,8 @@ def durable_row(results, data, when):
         # follows its plain run, and the ratio is the median of the rounds'.
         cpu_ratio = paired["ratio"]
         spread = paired["round_ratios"]
-        figure = (f"{cpu_ratio:.2f}× ({len(spread)} rounds, {min(spread):.2f}–{max(spread):.2f}; medians "
-                  f"{durable['syncwrite_cpu_us_per_op']:.2f} vs "
+        figure = (f"{cpu_ratio:.2f}× ({len(spread)} rounds, {min(spread):.2f}–{max(spread):.2f}; "
+                  f"medians {durable['syncwrite_cpu_us_per_op']:.2f} vs "
                   f"{plain['syncwrite_cpu_us_per_op']:.2f} µs)")
     elif durable and plain and plain.get("syncwrite_cpu_us_per_op"):
         cpu_ratio = durable["syncwrite_cpu_us_per_op"] / plain["syncwrite_cpu_us_per_op"]
@@ -199,7 +205,8 @@ def idle_rows(results):
 
 
 def machine_line(results):
-    for name in ("mcbp_load_side_by_side.json", "timeout_precision.json", "idle_cpu.json"):
+    for name in ("mcbp_load_side_by_side.json", PAIRED_FILE, "timeout_precision.json",
+                 "idle_cpu.json"):
         data = load(os.path.join(results, name))
         if data and data.get("machine"):
             m = data["machine"]
