@@ -61,7 +61,8 @@ void Connection::beginShutdown() {
 void Connection::doRead() {
   if (closed_ || closing_ != Closing::kNo || reading_ || turn_posted_) return;
   if (!mayRead()) {
-    // Resumed by onWritten() (a late answer's fill ends in a write too).
+    // Resumed by onWritten(), or by flush() when the answers it took held no
+    // bytes to write (resumeReadIfPaused()).
     if (!read_paused_ && unsent_bytes_ >= context_.max_send_queue_bytes) {
       context_.send_queue_full.fetch_add(1, std::memory_order_relaxed);
     }
@@ -173,6 +174,7 @@ bool Connection::processBuffered() {
                              " bytes is over max_packet_size ", context_.max_packet_size,
                              ", closing it"));
         const bool direct = slots_.empty();
+        if (direct) takeUnorderedAnswers();
         std::string& out = direct ? ready_out_ : behind_out_;
         const size_t before = out.size();
         protocol::appendErrorResponse(
@@ -211,6 +213,7 @@ void Connection::handlePacket(const protocol::Packet& packet) {
   // slot, whose sequence number is known before the dispatcher runs: nothing
   // adds or removes slots meanwhile (fills are posted to this I/O thread).
   const bool direct = slots_.empty();
+  if (direct) takeUnorderedAnswers();
   const uint64_t seq = first_slot_seq_ + slots_.size();  // the slot it takes
   std::string& out = direct ? ready_out_ : behind_out_;
   const size_t before = out.size();
@@ -237,6 +240,14 @@ void Connection::handlePacket(const protocol::Packet& packet) {
   }
   noteUnsent(answered);
   if (disposition == Disposition::kClose) closing_ = Closing::kAfterAll;
+}
+
+void Connection::takeUnorderedAnswers() {
+  if (unordered_out_.empty()) return;
+  ready_out_.append(unordered_out_);
+  ready_queued_ += unordered_queued_;
+  unordered_out_.clear();
+  unordered_queued_ = 0;
 }
 
 void Connection::handleUnordered(const protocol::Request& request) {
@@ -439,11 +450,20 @@ void Connection::flush() {
   unordered_queued_ = 0;
   if (write_buffer_.empty()) {
     maybeClose();
+    resumeReadIfPaused();
     return;
   }
   writing_ = true;
   write_offset_ = 0;
   writeSome();
+}
+
+void Connection::resumeReadIfPaused() {
+  if (!read_paused_ || closed_ || writing_ || !mayRead()) return;
+  read_paused_ = false;
+  // Through the TurnQueue, as any turn that reads: flush() runs inside drains
+  // and turns, and a read turn started here would bypass the queue.
+  if (!turn_posted_) queueTurn();
 }
 
 void Connection::writeSome() {

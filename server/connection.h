@@ -24,7 +24,8 @@
 // Flow control: at most kMaxSlots requests are unanswered or answered but
 // not yet handed to a write, and at most max_send_queue_bytes of answers are
 // unsent (decided, and not yet taken by the kernel); at either bound the
-// connection stops reading until answers have been sent. The byte bound is
+// connection stops reading until answers have been sent (or, quiet ones that
+// succeeded, taken with nothing to send). The byte bound is
 // checked before each request, so a client that never reads costs at most
 // that much plus the one answer that crossed it, and the answers of
 // SyncWrites already in flight (kv_engine's max_send_queue_size does the
@@ -277,6 +278,17 @@ class Connection final : public std::enable_shared_from_this<Connection>,
       last_progress_ = std::chrono::steady_clock::now();
   }
   void flush();
+  // A read paused at a flow-control bound (doRead()) starts again once the
+  // connection is back under both with no write in flight to do it
+  // (onWritten()): answers that free slots may hold no bytes at all (a quiet
+  // SyncWrite that succeeded), so popping them starts no write. Queues the
+  // read's turn.
+  void resumeReadIfPaused();
+  // Moves the unordered stream's decided answers to the end of ready_out_.
+  // Called before an ordered answer goes to ready_out_: after a HELLO turned
+  // UnorderedExecution off, answers decided before it would otherwise leave
+  // after it, since flush() sends ready_out_ first.
+  void takeUnorderedAnswers();
   // Writes write_buffer_ from write_offset_ on; onWritten() goes on until
   // all of it is taken.
   void writeSome();

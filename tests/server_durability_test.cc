@@ -543,5 +543,71 @@ TEST(ServerDurability, UnorderedAnswersASyncWriteResolvedBeforeTheNextRequestFir
   EXPECT_GT(c_succeeded, 0) << "C never executed after the ack: the test tested nothing";
 }
 
+// More quiet SyncWrites in flight than a connection takes (1,100 durable
+// SETQs against its bound of 1,024), then a NOOP, in one batch, with a replica
+// that acks after 50 ms. Reading stops at the bound, and the commits answer
+// nothing: popping their slots starts no write, so no write's end can resume
+// the read. Before resumeReadIfPaused() the NOOP was never answered and the
+// last 76 SETQs never executed. Ordered and unordered (HELLO), whose bound
+// counts pending SyncWrites the same way.
+TEST(ServerDurability, QuietSyncWritesPastTheInFlightBoundDoNotStallTheConnection) {
+  constexpr int kWrites = 1100;
+  static_assert(kWrites > 1024, "must pass the connection's in-flight bound (kMaxSlots)");
+  ServerProcess server;
+  ASSERT_TRUE(server.start(silentReplicaConfig(
+      "event-driven", R"(, "simulated_replicas": {"replica1": {"ack_delay_ms": 50}})")));
+  for (const bool unordered : {false, true}) {
+    SCOPED_TRACE(unordered ? "unordered" : "ordered");
+    auto client = server.connect();
+    if (unordered) {
+      const protocol::Feature features[] = {protocol::Feature::kUnorderedExecution};
+      ASSERT_TRUE(client.hello(features).ok());
+    }
+    const std::string prefix = unordered ? "u" : "o";
+    std::string batch;
+    for (int i = 0; i < kWrites; ++i) {
+      protocol::appendStore(batch, Opcode::kSetQ, client.nextOpaque(), 9,
+                            prefix + std::to_string(i), "v", durable(10'000));
+    }
+    const uint32_t noop = client.nextOpaque();
+    protocol::appendSimple(batch, Opcode::kNoop, noop);
+    ASSERT_TRUE(client.sendRaw(batch).ok());
+    // Nothing but the NOOP's answer: every SETQ succeeded, so none answers.
+    ASSERT_NO_FATAL_FAILURE(readAnswer(client, noop, Status::kSuccess));
+    // Unordered, the NOOP's answer does not wait for the last SETQs to commit.
+    ASSERT_TRUE(eventually(
+        [&] { return statValue(client, "durability", "sync_writes_in_flight") == 0; }));
+    for (int i = 0; i < kWrites; ++i) {
+      auto get = client.get(9, prefix + std::to_string(i));
+      ASSERT_TRUE(get.ok()) << get.status();
+      ASSERT_EQ(get->status, Status::kSuccess) << prefix << i << ": " << get->errorContext();
+    }
+  }
+}
+
+// UnorderedExecution turned off in the middle of a batch: [NOOP, HELLO
+// without it, NOOP]. The first two execute unordered, the third ordered, in
+// one turn. Answers keep request order across the switch, as the HELLO's
+// effect on every request after it promises (server/connection.h): the last
+// NOOP's answer used to leave first, ahead of the answers decided before it.
+TEST(ServerDurability, AnswersKeepRequestOrderWhenUnorderedExecutionIsTurnedOff) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
+  auto client = server.connect();
+  const protocol::Feature unordered[] = {protocol::Feature::kUnorderedExecution};
+  ASSERT_TRUE(client.hello(unordered).ok());
+  std::string batch;
+  const uint32_t first = client.nextOpaque();
+  protocol::appendSimple(batch, Opcode::kNoop, first);
+  const uint32_t hello = client.nextOpaque();
+  protocol::appendHello(batch, hello, "ordered-again", {});
+  const uint32_t last = client.nextOpaque();
+  protocol::appendSimple(batch, Opcode::kNoop, last);
+  ASSERT_TRUE(client.sendRaw(batch).ok());
+  ASSERT_NO_FATAL_FAILURE(readAnswer(client, first, Status::kSuccess));
+  ASSERT_NO_FATAL_FAILURE(readAnswer(client, hello, Status::kSuccess));
+  ASSERT_NO_FATAL_FAILURE(readAnswer(client, last, Status::kSuccess));
+}
+
 }  // namespace
 }  // namespace syncwrite::server
