@@ -575,8 +575,8 @@ TEST(ServerDurability, QuietSyncWritesPastTheInFlightBoundDoNotStallTheConnectio
     // Nothing but the NOOP's answer: every SETQ succeeded, so none answers.
     ASSERT_NO_FATAL_FAILURE(readAnswer(client, noop, Status::kSuccess));
     // Unordered, the NOOP's answer does not wait for the last SETQs to commit.
-    ASSERT_TRUE(eventually(
-        [&] { return statValue(client, "durability", "sync_writes_in_flight") == 0; }));
+    ASSERT_TRUE(
+        eventually([&] { return statValue(client, "durability", "sync_writes_in_flight") == 0; }));
     for (int i = 0; i < kWrites; ++i) {
       auto get = client.get(9, prefix + std::to_string(i));
       ASSERT_TRUE(get.ok()) << get.status();
