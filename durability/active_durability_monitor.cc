@@ -70,8 +70,12 @@ ActiveDurabilityMonitor::ActiveDurabilityMonitor(vbucket::VBucket& vb,
       acks_(std::move(topology)),
       durability_possible_(acks_.topology().isDurabilityPossible()) {}
 
+bool ActiveDurabilityMonitor::resolvesLocked() const {
+  return !closed_ && vb_.state() == vbucket::VBucketState::kActive;
+}
+
 WriteStatus ActiveDurabilityMonitor::checkLocked(const WriteRequest& request, bool durable) const {
-  if (closed_ || vb_.state() != vbucket::VBucketState::kActive) return WriteStatus::kNotActive;
+  if (!resolvesLocked()) return WriteStatus::kNotActive;
   if (durable && !durability_possible_) {
     return WriteStatus::kDurabilityImpossible;
   }
@@ -173,7 +177,7 @@ WriteResult ActiveDurabilityMonitor::writePlainLocked(const WriteRequest& reques
 bool ActiveDurabilityMonitor::seqnoAckReceived(const std::string& node, Seqno prepared_seqno,
                                                ResolvedWrites& resolved) {
   base::MutexLock lock(mutex_);
-  if (closed_ || vb_.state() != vbucket::VBucketState::kActive) return false;
+  if (!resolvesLocked()) return false;
   // Every prepare up to the high seqno is tracked (or resolved) by now: it is
   // queued and tracked under mutex_. One queued later gets a higher seqno.
   if (!acks_.seqnoAck(node, std::min(prepared_seqno, vb_.highSeqno()))) return false;
@@ -190,6 +194,7 @@ void ActiveDurabilityMonitor::notifyLocalPersistence(Seqno persisted_seqno,
                                                      ResolvedWrites& resolved) {
   if (settings_.awaiting_persistence.load(std::memory_order_relaxed) == 0) return;
   base::MutexLock lock(mutex_);
+  if (!resolvesLocked()) return;
   acks_.localPersistence(persisted_seqno);
   commitSatisfiedLocked(resolved);
 }
@@ -238,6 +243,7 @@ void ActiveDurabilityMonitor::processExpired(clock::TimePoint now, ResolvedWrite
                                              size_t max_writes) {
   max_writes = std::max<size_t>(max_writes, 1);  // 0 would leave its caller spinning
   base::MutexLock lock(mutex_);
+  if (!resolvesLocked()) return;
   size_t taken = 0;
   for (; taken < max_writes && !writes_.empty() && writes_.front().deadline() < now; ++taken) {
     TrackedWrite& head = writes_.front();
@@ -319,7 +325,7 @@ void ActiveDurabilityMonitor::setTopology(ReplicationTopology topology, Resolved
   base::MutexLock lock(mutex_);
   acks_.setTopology(std::move(topology));
   durability_possible_ = acks_.topology().isDurabilityPossible();
-  if (closed_ || vb_.state() != vbucket::VBucketState::kActive) return;
+  if (!resolvesLocked()) return;
   commitSatisfiedLocked(resolved);
 }
 

@@ -302,6 +302,13 @@ class ActiveDurabilityMonitor {
   // deadline first, at most `max_writes` of them.
   void answerExpiredLocked(clock::TimePoint now, ResolvedWrites& resolved, size_t max_writes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Open and the vbucket active: only then does the monitor take writes or
+  // commit and abort them. The vbucket's state changes before its listener's
+  // abortAll() takes mutex_ (vbucket.h), so an ack, a persisted seqno or a
+  // timeout run can take the lock in between: it resolves nothing, and
+  // abortAll() answers every write ambiguous (kLeftActive), as kv_engine
+  // answers the SyncWrites of a vbucket that left active.
+  bool resolvesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Publishes the head's and the next deadline and the in-flight set's bit,
   // and tells the listener when the next deadline became earlier.
   void publishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);

@@ -310,6 +310,35 @@ TEST_F(MonitorTest, WritesToAVBucketThatIsNotActiveAreRefused) {
   EXPECT_FALSE(monitor_.seqnoAckReceived("replica1", 1, resolved));
 }
 
+// The state changes before the vbucket's listener calls abortAll(), which
+// waits for the monitor's lock (ActiveDurabilityMonitor::resolvesLocked). A
+// persisted seqno or a timeout run that takes the lock in between resolves
+// nothing: they used to commit (answered Success) or abort (kTimeout) into
+// the log of a vbucket that was no longer active, and abortAll() then found
+// nothing left to answer kLeftActive. This fixture has no listener, so the
+// test calls abortAll() itself, as the listener would.
+TEST_F(MonitorTest, AVBucketThatLeftActiveResolvesNothingBeforeAbortAll) {
+  ASSERT_EQ(write("persisted", Level::kMajorityAndPersistOnMaster).status, WriteStatus::kPending);
+  ASSERT_EQ(write("expiring", Level::kMajority, *Timeout::fromMillis(100)).status,
+            WriteStatus::kPending);
+  ack(2);  // both acknowledged; "persisted" still needs the active's persistence
+  EXPECT_EQ(recorder_.size(), 0u);
+  vb_.setState(VBucketState::kReplica);
+  persist(2);
+  clock_.advance(101ms);
+  timeouts();
+  EXPECT_EQ(recorder_.size(), 0u) << "resolved after the vbucket left active";
+  EXPECT_EQ(testing::queuedOps(vb_.checkpointManager()).size(), 2u) << "only the two prepares";
+  ResolvedWrites resolved;
+  monitor_.abortAll(AmbiguousReason::kLeftActive, /*close=*/false, resolved);
+  resolved.notify();
+  ASSERT_EQ(resolvedTags(), (std::vector<std::string>{"persisted", "expiring"}));
+  for (const auto& e : recorder_.entries()) {
+    EXPECT_FALSE(e.resolution.committed) << e.tag;
+    EXPECT_EQ(e.resolution.reason, AmbiguousReason::kLeftActive) << e.tag;
+  }
+}
+
 TEST_F(MonitorTest, MinLevelMakesAPlainWriteASyncWrite) {
   EXPECT_EQ(writePlain("before").status, WriteStatus::kCommitted);
   settings_.min_level.store(Level::kMajority);
