@@ -12,8 +12,9 @@
 // SELECT_BUCKET 0x08; a vbucket that does not exist or is not active 0x07;
 // durability: kInvalidLevel 0xa0, kDurabilityImpossible 0xa1,
 // kSyncWriteInProgress 0xa2; ADD of a present key 0x02; REPLACE/DELETE/GET
-// of an absent key 0x01; a refused SET_PARAM 0x04 with the config layer's
-// message; a request CAS (compare-and-swap) 0x83, not supported.
+// of an absent key 0x01; APPEND/PREPEND of one 0x05; a refused SET_PARAM
+// 0x04 with the config layer's message; a request CAS (compare-and-swap)
+// makes SET/REPLACE/DELETE/APPEND/PREPEND conditional (0x02 when it moved).
 //
 // CAS: the server chooses each write's CAS: nanoseconds of the real-time
 // clock, or the previous CAS + 1 when the clock has not moved past it, so

@@ -163,6 +163,11 @@ TEST(VocabularyTest, StatusNamesAndValues) {
   EXPECT_TRUE(isMutation(Opcode::kIncrementQ));
   EXPECT_FALSE(isMutation(Opcode::kGetK));
   EXPECT_TRUE(isKnownOpcode(Opcode::kSelectBucket));
+  EXPECT_EQ(toString(Opcode::kVerbosity), "VERBOSITY");
+  EXPECT_EQ(toString(Opcode::kGatQ), "GATQ");
+  EXPECT_TRUE(isQuiet(Opcode::kGatQ));
+  EXPECT_EQ(unquiet(Opcode::kGatQ), Opcode::kGat);
+  EXPECT_FALSE(isMutation(Opcode::kGatQ));
   EXPECT_EQ(toString(Feature::kSyncReplication), "SyncReplication");
   EXPECT_EQ(vbucketStateFromString("replica"), VbucketState::kReplica);
   EXPECT_FALSE(vbucketStateFromString("gone"));

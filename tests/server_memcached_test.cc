@@ -193,6 +193,56 @@ TEST(ServerMemcached, AppendAndPrependKeepTheItemsFlags) {
   EXPECT_EQ(protocol::wire::load32(got->extras, 0), 42u);
 }
 
+// kv_engine's answers (daemon/mcbp_executors.cc verbosity_executor,
+// daemon/protocol/mcbp/gat_context.cc, daemon/mcbp_validators.cc
+// ExpectedCas::NotSet, appendprepend_context.cc): VERBOSITY is Success with no
+// body; GATQ answers nothing on a miss and like GAT on a hit; a request CAS on
+// GET, INCREMENT or TOUCH is Einval; APPEND with a CAS to an absent key is
+// NotStored, as without one.
+TEST(ServerMemcached, VerbosityGatqAndRequestCasAnswerAsKvEngine) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(std::string(kOpenDefaultBucket)));
+  auto client = plainClient(server);
+  ASSERT_EQ(client.set(0, "k", "v", {.flags = 5})->status, Status::kSuccess);
+  std::string level;
+  protocol::wire::append32(level, 1);
+  std::string expiry;
+  protocol::wire::append32(expiry, 0);
+  const std::string counter = counterExtras(1, 0, 0);
+  auto answers =
+      batch(client, {
+                        {.opcode = Opcode::kVerbosity, .extras = level},
+                        {.opcode = Opcode::kGatQ, .extras = expiry, .key = "missing"},
+                        {.opcode = Opcode::kGatQ, .extras = expiry, .key = "k"},
+                        {.opcode = Opcode::kGet, .cas = 1, .key = "k"},
+                        {.opcode = Opcode::kIncrement, .cas = 1, .extras = counter, .key = "n"},
+                        {.opcode = Opcode::kTouch, .cas = 1, .extras = expiry, .key = "k"},
+                        {.opcode = Opcode::kAppend, .cas = 1, .key = "absent", .value = "x"},
+                    });
+  ASSERT_EQ(answers.size(), 7u);  // all but GATQ's miss, and the NOOP
+  EXPECT_EQ(answers[0].opcode, Opcode::kVerbosity);
+  EXPECT_EQ(answers[0].status, Status::kSuccess);
+  EXPECT_TRUE(answers[0].extras.empty() && answers[0].key.empty() && answers[0].value.empty());
+  EXPECT_EQ(answers[1].opcode, Opcode::kGatQ);
+  EXPECT_EQ(answers[1].status, Status::kSuccess);
+  EXPECT_EQ(answers[1].value, "v");
+  ASSERT_EQ(answers[1].extras.size(), 4u);
+  EXPECT_EQ(protocol::wire::load32(answers[1].extras, 0), 5u);
+  for (size_t i : {2, 3, 4}) {
+    EXPECT_EQ(answers[i].status, Status::kEinval) << toString(answers[i].opcode);
+    EXPECT_NE(answers[i].errorContext().find("takes no CAS"), std::string::npos)
+        << answers[i].errorContext();
+  }
+  EXPECT_EQ(answers[2].opcode, Opcode::kGet);
+  EXPECT_EQ(answers[3].opcode, Opcode::kIncrement);
+  EXPECT_EQ(answers[4].opcode, Opcode::kTouch);
+  EXPECT_EQ(answers[5].opcode, Opcode::kAppend);
+  EXPECT_EQ(answers[5].status, Status::kNotStored);
+  EXPECT_EQ(answers[6].opcode, Opcode::kNoop);
+  EXPECT_EQ(client.get(0, "n")->status, Status::kKeyNotFound) << "a refused INCREMENT created it";
+  EXPECT_EQ(client.get(0, "absent")->status, Status::kKeyNotFound);
+}
+
 TEST(ServerMemcached, QuitQuietlyClosesWithoutAnAnswer) {
   ServerProcess server;
   ASSERT_TRUE(server.start(std::string(kOpenDefaultBucket)));

@@ -236,9 +236,11 @@ Disposition readModifyWrite(CommandContext& context, Compute compute) {
     const uint32_t now = unixNow();
     vbucket::QueuedItem item = vb->hashTable().find(request.key);
     if (item != nullptr && item->expiredAt(now)) item = nullptr;
-    if (request.cas != 0 && (item == nullptr || item->cas != request.cas)) {
-      answerError(context, item == nullptr ? Status::kKeyNotFound : Status::kKeyExists,
-                  item == nullptr ? "no such key" : "CAS mismatch");
+    // A CAS on an absent key goes to compute(): APPEND/PREPEND answer
+    // NotStored, as kv_engine's AppendPrependCommandContext remaps a missing
+    // key. (INCREMENT/DECREMENT carry no CAS: parseRequest() refuses one.)
+    if (request.cas != 0 && item != nullptr && item->cas != request.cas) {
+      answerError(context, Status::kKeyExists, "CAS mismatch");
       return Disposition::kAnswered;
     }
     Modified modified = compute(item.get(), now);

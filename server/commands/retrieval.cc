@@ -1,7 +1,8 @@
-// GET, GETK, GETQ, GETKQ, GET_META, TOUCH, GAT.
+// GET, GETK, GETQ, GETKQ, GET_META, TOUCH, GAT, GATQ.
 //
-// GETK and GETKQ answer the key beside the value; GETQ and GETKQ answer
-// nothing on a miss (memcached's quiet reads, for a pipeline ended by NOOP).
+// GETK and GETKQ answer the key beside the value; GETQ, GETKQ and GATQ answer
+// nothing on a miss (memcached's quiet reads, for a pipeline ended by NOOP;
+// kv_engine's GatCommandContext the same for GATQ).
 //
 // An item whose expiry has passed is absent to every read (KeyNotFound 0x01).
 // TOUCH and GAT change an item's expiry: they write the item again with the
@@ -24,11 +25,18 @@ using protocol::Status;
 
 constexpr int kTouchAttempts = 8;
 
+// A miss: KeyNotFound, or nothing for a quiet read (GETQ, GETKQ, GATQ).
+void answerMiss(CommandContext& context) {
+  if (!protocol::isQuiet(context.request.opcode)) {
+    answerError(context, Status::kKeyNotFound, "no such key");
+  }
+}
+
 // The live committed item of the request's key, or null after answering.
 vbucket::QueuedItem liveItem(CommandContext& context, vbucket::VBucket& vb, uint32_t now) {
   vbucket::QueuedItem item = vb.hashTable().find(context.request.key);
   if (item == nullptr || item->expiredAt(now)) {
-    answerError(context, Status::kKeyNotFound, "no such key");
+    answerMiss(context);
     return nullptr;
   }
   return item;
@@ -55,11 +63,6 @@ void answerValue(CommandContext& context, const vbucket::Item& item, uint64_t ca
 Disposition get(CommandContext& context) {
   vbucket::VBucket* vb = activeVbucket(context);
   if (vb == nullptr) return Disposition::kAnswered;
-  if (protocol::isQuiet(context.request.opcode)) {
-    vbucket::QueuedItem item = vb->hashTable().find(context.request.key);
-    if (item != nullptr && !item->expiredAt(unixNow())) answerValue(context, *item, item->cas);
-    return Disposition::kAnswered;  // a miss answers nothing
-  }
   vbucket::QueuedItem item = liveItem(context, *vb, unixNow());
   if (item != nullptr) answerValue(context, *item, item->cas);
   return Disposition::kAnswered;
@@ -120,7 +123,7 @@ Disposition touch(CommandContext& context) {
     const durability::WriteResult result = bucket.write(request.vbucket, write, {});
     switch (result.status) {
       case durability::WriteStatus::kCommitted:
-        if (request.opcode == Opcode::kGat) {
+        if (protocol::unquiet(request.opcode) == Opcode::kGat) {
           answerValue(context, *item, cas);
         } else {
           protocol::appendStatusResponse(context.out, request.opcode, Status::kSuccess,
@@ -130,7 +133,7 @@ Disposition touch(CommandContext& context) {
       case durability::WriteStatus::kKeyExists:  // the CAS moved: read again
         continue;
       case durability::WriteStatus::kKeyNotFound:
-        answerError(context, Status::kKeyNotFound, "no such key");
+        answerMiss(context);
         return Disposition::kAnswered;
       case durability::WriteStatus::kSyncWriteInProgress:
         answerError(context, Status::kSyncWriteInProgress, "sync_write_in_progress");
@@ -160,6 +163,7 @@ void addRetrievalCommands(CommandTable& table) {
   table[static_cast<uint8_t>(Opcode::kGetMeta)] = {&getMeta};
   table[static_cast<uint8_t>(Opcode::kTouch)] = {&touch};
   table[static_cast<uint8_t>(Opcode::kGat)] = {&touch};
+  table[static_cast<uint8_t>(Opcode::kGatQ)] = {&touch};
 }
 
 }  // namespace syncwrite::server::commands

@@ -58,10 +58,14 @@ std::string_view toString(Opcode opcode) noexcept {
       return "VERSION";
     case Opcode::kStat:
       return "STAT";
+    case Opcode::kVerbosity:
+      return "VERBOSITY";
     case Opcode::kTouch:
       return "TOUCH";
     case Opcode::kGat:
       return "GAT";
+    case Opcode::kGatQ:
+      return "GATQ";
     case Opcode::kHello:
       return "HELLO";
     case Opcode::kSaslListMechs:
@@ -120,6 +124,8 @@ Opcode unquiet(Opcode opcode) noexcept {
       return Opcode::kAppend;
     case Opcode::kPrependQ:
       return Opcode::kPrepend;
+    case Opcode::kGatQ:
+      return Opcode::kGat;
     default:
       return opcode;
   }

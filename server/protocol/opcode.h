@@ -49,8 +49,10 @@ enum class Opcode : uint8_t {
   kFlushQ = 0x18,
   kAppendQ = 0x19,
   kPrependQ = 0x1a,
+  kVerbosity = 0x1b,
   kTouch = 0x1c,
   kGat = 0x1d,
+  kGatQ = 0x1e,
   kHello = 0x1f,
   kSaslListMechs = 0x20,
   kSaslAuth = 0x21,
@@ -74,7 +76,8 @@ bool isKnownOpcode(Opcode opcode) noexcept;
 Opcode unquiet(Opcode opcode) noexcept;
 
 // True for the quiet variants (GETQ, GETKQ, SETQ, ..., QUITQ): they answer
-// only on failure (GETQ and GETKQ only on a hit; QUITQ never).
+// only on failure (GETQ, GETKQ and GATQ: not on a miss either, but on a
+// hit; QUITQ never).
 constexpr bool isQuiet(Opcode opcode) noexcept {
   switch (opcode) {
     case Opcode::kGetQ:
@@ -89,6 +92,7 @@ constexpr bool isQuiet(Opcode opcode) noexcept {
     case Opcode::kFlushQ:
     case Opcode::kAppendQ:
     case Opcode::kPrependQ:
+    case Opcode::kGatQ:
       return true;
     default:
       return false;

@@ -26,26 +26,33 @@ ParseResult refuse(ParseResult& result, Status status, std::string message) {
 // What an opcode's body must look like.
 enum class Need { kNone, kRequired, kOptional, kAny };
 
+// What a request's CAS may be.
+enum class Cas { kAny, kZero };
+
 struct Shape {
   int extras_a;  // allowed extras length (-1: any)
   int extras_b;  // second allowed extras length (-1: none)
   Need key;
   Need value;
+  // kZero where kv_engine's validator expects no CAS (ExpectedCas::NotSet in
+  // daemon/mcbp_validators.cc): a CAS there is Einval, not ignored.
+  Cas cas = Cas::kAny;
 };
 
 Shape shapeOf(Opcode opcode) {
   switch (unquiet(opcode)) {
     case Opcode::kGetK:
-      return {0, -1, Need::kRequired, Need::kNone};
+      return {0, -1, Need::kRequired, Need::kNone, Cas::kZero};
     case Opcode::kFlush:
       return {0, 4, Need::kNone, Need::kNone};
     case Opcode::kIncrement:
     case Opcode::kDecrement:
-      return {20, -1, Need::kRequired, Need::kNone};
+      return {20, -1, Need::kRequired, Need::kNone, Cas::kZero};
     case Opcode::kAppend:
     case Opcode::kPrepend:
       return {0, -1, Need::kRequired, Need::kAny};
     case Opcode::kGet:
+      return {0, -1, Need::kRequired, Need::kNone, Cas::kZero};
     case Opcode::kDelete:
       return {0, -1, Need::kRequired, Need::kNone};
     case Opcode::kSet:
@@ -55,11 +62,13 @@ Shape shapeOf(Opcode opcode) {
     case Opcode::kQuit:
     case Opcode::kNoop:
     case Opcode::kVersion:
-      return {0, -1, Need::kNone, Need::kNone};
+      return {0, -1, Need::kNone, Need::kNone, Cas::kZero};
+    case Opcode::kVerbosity:
+      return {4, -1, Need::kNone, Need::kNone, Cas::kZero};
     case Opcode::kStat:
-      return {0, -1, Need::kOptional, Need::kNone};
+      return {0, -1, Need::kOptional, Need::kNone, Cas::kZero};
     case Opcode::kHello:
-      return {0, -1, Need::kOptional, Need::kAny};
+      return {0, -1, Need::kOptional, Need::kAny, Cas::kZero};
     case Opcode::kSelectBucket:
       return {0, -1, Need::kRequired, Need::kNone};
     case Opcode::kSetParam:
@@ -74,7 +83,7 @@ Shape shapeOf(Opcode opcode) {
       return {0, 4, Need::kNone, Need::kNone};
     case Opcode::kTouch:
     case Opcode::kGat:
-      return {4, -1, Need::kRequired, Need::kNone};
+      return {4, -1, Need::kRequired, Need::kNone, Cas::kZero};
     case Opcode::kSaslListMechs:
     case Opcode::kGetClusterConfig:
       return {0, -1, Need::kNone, Need::kNone};
@@ -84,7 +93,7 @@ Shape shapeOf(Opcode opcode) {
     case Opcode::kGetMeta:
       return {0, 1, Need::kRequired, Need::kNone};
     case Opcode::kGetErrorMap:
-      return {0, -1, Need::kNone, Need::kRequired};
+      return {0, -1, Need::kNone, Need::kRequired, Cas::kZero};
     default:  // the quiet forms: unquiet() mapped them above
       break;
   }
@@ -177,7 +186,10 @@ bool parseFrames(const Packet& packet, ParseResult& result) {
       const uint16_t ms = wire::load16(data, 1);
       const auto timeout = durability::Timeout::fromMillis(ms);
       if (!timeout || ms == kReservedTimeoutMax) {
-        setError(result, Status::kEinval,
+        // 0xa0, as kv_engine: its Timeout(uint16_t) throws for 0 and 0xffff,
+        // and parseFrameExtras answers a throw from a 1- or 3-byte frame
+        // DurabilityInvalidLevel (daemon/mcbp_validators.cc).
+        setError(result, Status::kDurabilityInvalidLevel,
                  absl::StrCat("durability timeout ", ms, " ms is reserved (expected 1..",
                               durability::Timeout::kMaxMillis, ")"));
         return false;
@@ -244,6 +256,10 @@ ParseResult parseRequest(const Packet& packet) {
     return refuse(result, Status::kEinval,
                   absl::StrCat(std::string(toString(h.opcode)), " takes no value, got ",
                                packet.value.size(), " bytes"));
+  }
+  if (shape.cas == Cas::kZero && h.cas != 0) {
+    return refuse(result, Status::kEinval,
+                  absl::StrCat(std::string(toString(h.opcode)), " takes no CAS, got ", h.cas));
   }
 
   r.extras = packet.extras;

@@ -11,17 +11,22 @@
 //      a mutation (isMutation()), 1 or 3 bytes long  else kEinval (repeated:
 //      the last one wins, see request.cc);
 //      level byte names no level, or is 0 (none)        -> kDurabilityInvalidLevel;
-//      timeout 0 or 0xffff                              -> kEinval
+//      timeout 0 or 0xffff                              -> kDurabilityInvalidLevel
 //   6. the opcode's extras / key / value shape (below)  else kEinval
+//   7. no request CAS where kv_engine's validator expects none (GET and
+//      GETK forms, INCREMENT/DECREMENT, TOUCH/GAT, QUIT, NOOP, VERSION,
+//      VERBOSITY, STAT, HELLO, GET_ERROR_MAP)          else kEinval
 //
 // Shapes (after kv_engine docs/BinaryProtocol.md):
-// (A quiet variant has the shape of its loud form: SETQ as SET, GETKQ as GETK.)
+// (A quiet variant has the shape of its loud form: SETQ as SET, GETKQ as GETK,
+// GATQ as GAT.)
 //   GET, GETK, DELETE  no extras, key, no value
 //   FLUSH              no extras or 4 (a delay, refused unless 0), nothing else
 //   SET, ADD, REPLACE  8-byte extras (flags, expiry), key, any value
 //   INCREMENT, DECREMENT  20-byte extras (delta, initial, expiry), key, no value
 //   APPEND, PREPEND    no extras, key, any value
 //   QUIT, NOOP, VERSION nothing
+//   VERBOSITY          4-byte extras (the level), nothing else
 //   STAT               no extras, optional key (the group), no value
 //   HELLO              no extras, optional key (agent), value of 2-byte codes
 //   SELECT_BUCKET      no extras, key (bucket name), no value

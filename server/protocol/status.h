@@ -1,6 +1,6 @@
 // Response statuses of the MCBP subset syncwrite speaks. syncwrite-server
-// never answers NotStored, Enomem or Busy; they are here for the client, which
-// may read them from another server. It answers Etmpfail for a write refused
+// never answers Enomem or Busy; they are here for the client, which may read
+// them from another server. It answers Etmpfail for a write refused
 // at the bucket's memory quota and for a read-modify-write that kept racing.
 //
 // Values and meanings from couchbase/kv_engine docs/BinaryProtocol.md
@@ -30,7 +30,7 @@ enum class Status : uint16_t {
   kNoAccess = 0x24,      // not authenticated yet, or no such bucket for this user
   kUnknownCommand = 0x81,
   kEnomem = 0x82,
-  kNotSupported = 0x83,  // a mutation with a request CAS (compare-and-swap)
+  kNotSupported = 0x83,  // TOUCH/GAT under durability_min_level; FLUSH disabled
   kInternalError = 0x84,
   kBusy = 0x85,
   kEtmpfail = 0x86,
