@@ -56,7 +56,8 @@ void answerJson(CommandContext& context, protocol::Status status, std::string_vi
   protocol::appendResponse(context.out, {.opcode = context.request.opcode,
                                          .status = status,
                                          .opaque = context.request.opaque,
-                                         .datatype = protocol::kDatatypeJson,
+                                         .datatype = context.session.json ? protocol::kDatatypeJson
+                                                                          : protocol::kDatatypeRaw,
                                          .value = json});
 }
 

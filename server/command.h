@@ -151,8 +151,10 @@ vbucket::VBucketState vbucketStateFor(protocol::VbucketState state) noexcept;
 
 // Helpers the families share. Each appends one error answer to `out`.
 
-// Success (or `status`) with `json` as the value, datatype JSON: the error
-// and cluster maps, and NOT_MY_VBUCKET's map.
+// Success (or `status`) with `json` as the value: the error and cluster maps,
+// and NOT_MY_VBUCKET's map. Datatype JSON only for a connection that
+// negotiated JSON, as kv_engine masks every answer's datatype by the
+// connection's (Connection::getEnabledDatatypes).
 void answerJson(CommandContext& context, protocol::Status status, std::string_view json);
 
 // `status` with kv_engine's error context {"error":{"context":"<message>"}}

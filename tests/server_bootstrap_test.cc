@@ -14,6 +14,7 @@
 
 #include "server/protocol/byte_order.h"
 #include "server/protocol/feature.h"
+#include "server/protocol/request.h"
 #include "server/protocol/request_encoder.h"
 #include "tests/server_test_support.h"
 
@@ -120,6 +121,15 @@ TEST(ServerBootstrap, ErrorMapListsEveryStatusWithItsAttributes) {
             json["errors"]["a2"]["attrs"].end());
   EXPECT_EQ(json["errors"]["a3"]["name"], "SyncWriteAmbiguous");
   EXPECT_TRUE(json["errors"].contains("0"));
+  // Marked JSON only once the connection negotiated it, as kv_engine masks
+  // an answer's datatype by the connection's.
+  EXPECT_EQ(map->datatype, protocol::kDatatypeRaw);
+  const protocol::Feature json_feature[] = {protocol::Feature::kJson};
+  ASSERT_TRUE(client.hello(json_feature).ok());
+  auto marked = call(client, {.opcode = Opcode::kGetErrorMap, .value = version});
+  ASSERT_TRUE(marked.ok());
+  EXPECT_EQ(marked->datatype, protocol::kDatatypeJson);
+  EXPECT_EQ(marked->value, map->value);
 }
 
 TEST(ServerBootstrap, ClusterMapFollowsVbucketStatesAndRidesOnNotMyVbucket) {
