@@ -24,8 +24,15 @@ void AckState::keepAcksOfCurrentReplicas() {
       auto it = std::find(replicas.begin(), replicas.end(), replica);
       if (it == replicas.end()) {
         const int previous = slotOf(replica);
+        Seqno acked = previous < 0 ? 0 : acks_[static_cast<size_t>(previous)];
+        const auto queued = std::find_if(queued_.begin(), queued_.end(),
+                                         [&](const auto& q) { return q.first == replica; });
+        if (queued != queued_.end()) {  // acked while outside: counts from now on
+          acked = std::max(acked, queued->second);
+          queued_.erase(queued);
+        }
         replicas.push_back(replica);
-        acks.push_back(previous < 0 ? 0 : acks_[static_cast<size_t>(previous)]);
+        acks.push_back(acked);
         it = replicas.end() - 1;
       }
       slots.push_back(static_cast<uint8_t>(it - replicas.begin()));
@@ -45,7 +52,17 @@ int AckState::slotOf(const std::string& node) const noexcept {
 
 bool AckState::seqnoAck(const std::string& node, Seqno prepared_seqno) {
   const int slot = slotOf(node);
-  if (slot < 0) return false;
+  if (slot < 0) {
+    if (node.empty() || node == topology_.active()) return false;
+    const auto queued = std::find_if(queued_.begin(), queued_.end(),
+                                     [&](const auto& q) { return q.first == node; });
+    if (queued != queued_.end()) {
+      queued->second = std::max(queued->second, prepared_seqno);
+    } else if (queued_.size() < kMaxQueuedAcks) {
+      queued_.emplace_back(node, prepared_seqno);
+    }
+    return false;
+  }
   Seqno& acked = acks_[static_cast<size_t>(slot)];
   acked = std::max(acked, prepared_seqno);
   return true;

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "durability/level.h"
@@ -30,15 +31,26 @@ class AckState {
  public:
   explicit AckState(ReplicationTopology topology);
 
-  // Replaces the topology. Acks of nodes present in both are kept; new nodes
-  // start with nothing acknowledged.
+  // Replaces the topology. Acks of nodes present in both are kept; a new
+  // node starts from what it acked while outside the topology (queued, see
+  // seqnoAck()), or from nothing.
   void setTopology(ReplicationTopology topology);
   const ReplicationTopology& topology() const noexcept { return topology_; }
 
   // `node` has every prepare up to `prepared_seqno`. A lower seqno than the
-  // node already acked is ignored (acks never go backwards). Returns false,
-  // changing nothing, when `node` is not a replica of the topology.
+  // node already acked is ignored (acks never go backwards). Returns false
+  // when `node` is not a replica of the topology: the ack counts for
+  // nothing now, but is kept (the highest per node, at most
+  // kMaxQueuedAcks nodes) for a topology that adds the node. A replica
+  // being added in a rebalance may ack before the new topology arrives, and
+  // acks only when new prepares reach it, so a dropped ack would leave
+  // writes it holds to time out. kv_engine keeps them the same way
+  // (ActiveDurabilityMonitor's queuedSeqnoAcks, applied by setTopology).
+  // The active's name and "" are never kept.
   bool seqnoAck(const std::string& node, Seqno prepared_seqno);
+  // Nodes whose acks are kept while they are outside the topology: a
+  // topology has at most six replicas (two chains of three).
+  static constexpr size_t kMaxQueuedAcks = 8;
 
   // The active has persisted everything up to `persisted_seqno`.
   void localPersistence(Seqno persisted_seqno) noexcept;
@@ -64,6 +76,8 @@ class AckState {
   std::vector<std::string> replicas_;              // each defined replica once
   std::vector<Seqno> acks_;                        // acks_[i]: what replicas_[i] acked
   std::vector<std::vector<uint8_t>> chain_slots_;  // per chain: its replicas' slots
+  // Acks of nodes outside the topology (seqnoAck()), at most kMaxQueuedAcks.
+  std::vector<std::pair<std::string, Seqno>> queued_;
   Seqno persisted_seqno_ = 0;
 };
 

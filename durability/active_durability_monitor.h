@@ -168,8 +168,9 @@ class ActiveDurabilityMonitor {
   // that satisfies. An ack beyond the vbucket's high seqno counts up to the
   // high seqno only: it covers the prepares that exist, never one queued
   // later (kv_engine's active monitor likewise advances a node over tracked
-  // writes only). False when `node` is not a replica of the topology or the
-  // vbucket is not active. O(writes committed).
+  // writes only). False when the vbucket is not active, or when `node` is
+  // not a replica of the topology: that ack is kept for a topology that adds
+  // the node (AckState::seqnoAck()). O(writes committed).
   bool seqnoAckReceived(const std::string& node, Seqno prepared_seqno, ResolvedWrites& resolved);
   // What `node` has acknowledged, as counted (0: nothing, or not a replica).
   Seqno ackedSeqno(const std::string& node) const;

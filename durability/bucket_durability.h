@@ -27,15 +27,16 @@
 // also take effect at once.
 //
 // Memory: on top of the vbucket's own (vbucket_map.h), an idle active vbucket
-// costs 1,291 bytes of requested heap in either mode (1,322,703 for 1024 in
+// costs 1,315 bytes of requested heap in either mode (1,347,279 for 1024 in
 // event-driven mode: its monitor, whose empty deque of tracked writes already
 // allocates its map and first block — 480 bytes, twelve 40-byte writes — and
 // will keep one spare block once writes have flowed through, the
 // heap of writes that may expire behind the head allocates nothing while
-// empty, and the topology and acks it keeps; plus, once per bucket, the
+// empty, and the topology and acks it keeps, with the (empty) list of acks
+// from nodes outside the topology, 24 bytes; plus, once per bucket, the
 // sleeping timeout task, the 128-byte in-flight set and the timeout lateness
 // histogram, and the settings, whose persistence count has a cache line of
-// its own; 1,323,046 in polling mode, the one polling task instead).
+// its own; 1,347,622 in polling mode, the one polling task instead).
 // g++ 12, libstdc++, x86-64; tests/idle_memory_test.cc
 // counts it and fails when the figure changes.
 //
@@ -172,8 +173,9 @@ class BucketDurability {
   // The replica `node` has every prepare of `vbid` up to `prepared_seqno`
   // (DCP_SEQNO_ACKNOWLEDGED). Commits, in seqno order, every write this
   // satisfies, and calls their completions before returning. False, changing
-  // nothing, when `node` is not a replica of the topology or `vbid` is not an
-  // active vbucket of this bucket.
+  // nothing, when `vbid` is not an active vbucket of this bucket; false when
+  // `node` is not a replica of its topology, whose ack is kept for a
+  // setTopology() that adds the node (as kv_engine, AckState::seqnoAck()).
   bool seqnoAcknowledged(Vbid vbid, const std::string& node, Seqno prepared_seqno);
   // As above, but the completions of the writes it commits are appended to
   // `resolved`, for the caller to notify once it has sent a batch of acks

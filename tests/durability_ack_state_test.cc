@@ -83,6 +83,36 @@ TEST(AckState, UnknownNodesAreRefused) {
   EXPECT_EQ(acks.ackedSeqno("stranger"), 0u);
 }
 
+// A replica added by a rebalance may ack before the topology that adds it
+// arrives; it acks again only when new prepares reach it. Its ack is kept and
+// counts once the topology names it (kv_engine's queuedSeqnoAcks), where it
+// used to be dropped and its writes left to time out.
+TEST(AckState, AnAckFromOutsideTheTopologyCountsOnceTheTopologyAddsTheNode) {
+  AckState acks(topology(R"([["active", "r1"]])"));
+  EXPECT_FALSE(acks.seqnoAck("r2", 4));
+  EXPECT_FALSE(acks.seqnoAck("r2", 3));  // never backwards
+  EXPECT_TRUE(acks.seqnoAck("r1", 4));
+  acks.setTopology(topology(R"([["active", "r1"], ["active", "r2"]])"));
+  EXPECT_EQ(acks.ackedSeqno("r2"), 4u);
+  EXPECT_TRUE(acks.isSatisfied(4, Level::kMajority));
+  // Applied once: a topology without r2 and then with it again starts r2 afresh.
+  acks.setTopology(topology(R"([["active", "r1"]])"));
+  acks.setTopology(topology(R"([["active", "r1"], ["active", "r2"]])"));
+  EXPECT_EQ(acks.ackedSeqno("r2"), 0u);
+}
+
+TEST(AckState, AcksFromOutsideTheTopologyAreKeptForAtMostABoundedNumberOfNodes) {
+  AckState acks(topology(R"([["active", "r1"]])"));
+  for (size_t i = 0; i <= AckState::kMaxQueuedAcks; ++i) {
+    EXPECT_FALSE(acks.seqnoAck("n" + std::to_string(i), 7));
+  }
+  const std::string last = "n" + std::to_string(AckState::kMaxQueuedAcks);
+  const std::string json = R"([["active", "n0", ")" + last + R"("]])";
+  acks.setTopology(topology(json.c_str()));
+  EXPECT_EQ(acks.ackedSeqno("n0"), 7u);
+  EXPECT_EQ(acks.ackedSeqno(last), 0u) << "kept past kMaxQueuedAcks nodes";
+}
+
 TEST(AckState, TopologyChangeKeepsAcksOfNodesThatStay) {
   AckState acks(topology(R"([["active", "r1"]])"));
   acks.seqnoAck("r1", 5);

@@ -323,6 +323,22 @@ TEST_P(BucketDurabilityTest, ANewTopologyCommitsWhatItSatisfies) {
   EXPECT_EQ(bucket_->topology().chains()[0].replicas.size(), 0u);
 }
 
+// A rebalance adds replica2: it acks the prepare before the topology that
+// names it arrives, and would not ack again without a new prepare. The ack
+// is kept and counts once setTopology() adds the node, as kv_engine's
+// queuedSeqnoAcks (it used to be dropped, and the write to time out).
+TEST_P(BucketDurabilityTest, AnAckThatArrivesBeforeTheTopologyNamingItsNodeCounts) {
+  const WriteResult w = write(0, "k");
+  EXPECT_FALSE(bucket_->seqnoAcknowledged(0, "replica2", w.seqno)) << "not in the topology yet";
+  bucket_->setTopology(ReplicationTopology::create({ReplicationChain{"active", {"replica1"}},
+                                                    ReplicationChain{"active", {"replica2"}}})
+                           .value());
+  EXPECT_EQ(recorder_.size(), 0u) << "the first chain still needs replica1";
+  EXPECT_TRUE(bucket_->seqnoAcknowledged(0, "replica1", w.seqno));
+  ASSERT_EQ(recorder_.size(), 1u);
+  EXPECT_TRUE(recorder_.entries()[0].resolution.committed);
+}
+
 // Event-driven only.
 class EventDrivenTest : public BucketDurabilityTest {};
 INSTANTIATE_TEST_SUITE_P(EventDriven, EventDrivenTest,
