@@ -68,6 +68,10 @@ bool AckState::seqnoAck(const std::string& node, Seqno prepared_seqno) {
   return true;
 }
 
+void AckState::forgetQueuedAck(const std::string& node) {
+  std::erase_if(queued_, [&](const auto& q) { return q.first == node; });
+}
+
 void AckState::localPersistence(Seqno persisted_seqno) noexcept {
   persisted_seqno_ = std::max(persisted_seqno_, persisted_seqno);
 }

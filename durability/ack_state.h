@@ -44,10 +44,16 @@ class AckState {
   // kMaxQueuedAcks nodes) for a topology that adds the node. A replica
   // being added in a rebalance may ack before the new topology arrives, and
   // acks only when new prepares reach it, so a dropped ack would leave
-  // writes it holds to time out. kv_engine keeps them the same way
-  // (ActiveDurabilityMonitor's queuedSeqnoAcks, applied by setTopology).
-  // The active's name and "" are never kept.
+  // writes it holds to time out. kv_engine keeps them too
+  // (ActiveDurabilityMonitor's queuedSeqnoAcks, applied by setTopology); it
+  // keeps a node's first, this its highest, as acks are cumulative. The
+  // active's name and "" are never kept. A kept ack is dropped when a
+  // topology takes it, or by forgetQueuedAck().
   bool seqnoAck(const std::string& node, Seqno prepared_seqno);
+  // Drops what `node` acked while outside the topology: its replication
+  // stream closed, so a later copy of the node may not hold those prepares
+  // (kv_engine: VBucket::removeAcksFromADM when the stream goes).
+  void forgetQueuedAck(const std::string& node);
   // Nodes whose acks are kept while they are outside the topology: a
   // topology has at most six replicas (two chains of three).
   static constexpr size_t kMaxQueuedAcks = 8;

@@ -321,6 +321,11 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
   publishLocked();
 }
 
+void ActiveDurabilityMonitor::forgetQueuedAck(const std::string& node) {
+  base::MutexLock lock(mutex_);
+  acks_.forgetQueuedAck(node);
+}
+
 void ActiveDurabilityMonitor::setTopology(ReplicationTopology topology, ResolvedWrites& resolved) {
   base::MutexLock lock(mutex_);
   acks_.setTopology(std::move(topology));

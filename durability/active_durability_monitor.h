@@ -198,6 +198,9 @@ class ActiveDurabilityMonitor {
   // With `close`, the monitor refuses every later write (kNotActive) for good.
   void abortAll(AmbiguousReason reason, bool close, ResolvedWrites& resolved);
 
+  // AckState::forgetQueuedAck() under the monitor's lock.
+  void forgetQueuedAck(const std::string& node);
+
   // Replaces the topology (acks of nodes still present are kept) and commits
   // what the new one satisfies.
   void setTopology(ReplicationTopology topology, ResolvedWrites& resolved);

@@ -329,6 +329,10 @@ bool BucketDurability::awaitsPersistence() const noexcept {
   return impl_->settings.awaiting_persistence.load(std::memory_order_seq_cst) != 0;
 }
 
+void BucketDurability::forgetQueuedAcks(const std::string& node) {
+  for (auto& slot : impl_->slots) slot.monitor->forgetQueuedAck(node);
+}
+
 void BucketDurability::setTopology(const ReplicationTopology& topology) {
   Impl& d = *impl_;
   auto apply = [](Impl::Slot& slot, ReplicationTopology t) {

@@ -202,6 +202,11 @@ class BucketDurability {
   // time out.
   void setTopology(const ReplicationTopology& topology);
   ReplicationTopology topology() const;
+  // The replication stream of `node` closed: what it acknowledged while
+  // outside the topology (seqnoAcknowledged() returned false, and kept it)
+  // no longer counts when a topology adds it. Call it when the node's
+  // stream goes, as kv_engine drops such acks with the stream.
+  void forgetQueuedAcks(const std::string& node);
 
   // Empties the bucket, as memcached's FLUSH: answers every SyncWrite in
   // flight ambiguous (kFlushed) — nothing is dropped silently — then deletes

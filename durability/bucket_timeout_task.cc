@@ -52,6 +52,11 @@ bool BucketTimeoutTask::run() {
     for (size_t vb = in_flight_.nextFrom(lap == 0 ? start : 0); vb < end;
          vb = in_flight_.nextFrom(vb + 1)) {
       ActiveDurabilityMonitor& monitor = monitor_of_(static_cast<vbucket::Vbid>(vb));
+      // Left active, its listener not yet run: that listener answers its
+      // writes (abortAll), and processTimeout() would resolve none of them
+      // (ActiveDurabilityMonitor::resolvesLocked), so its past deadline
+      // must not bring the task straight back.
+      if (monitor.vbucket().state() != vbucket::VBucketState::kActive) continue;
       if (const clock::TimePoint earliest = monitor.nextDeadline(); earliest < now) {
         monitor.processTimeout(now, resolved, kMaxWritesPerVisit);
         const size_t answered = resolved.size();

@@ -117,7 +117,8 @@ void Connection::takeTurn() {
   // first (connection.h, "Late answers"). No lock unless a SyncWrite of
   // this connection is pending.
   if (unordered_pending_ != 0) fillFromInbox(/*drain=*/false);
-  const bool budget_spent = processBuffered();
+  const TurnEnd end = processBuffered();
+  const bool budget_spent = end == TurnEnd::kBudgetSpent;
   if (budget_spent) {
     // More is buffered than one turn may execute: send what is answered, and
     // go on when the TurnQueue says (connection.h, "Fairness").
@@ -131,6 +132,12 @@ void Connection::takeTurn() {
   flush();
   if (budget_spent) {
     yieldIfBusy();
+  } else if (end == TurnEnd::kAtBound && mayRead() && !turn_posted_) {
+    // Stopped at a bound that the flush lifted (unordered: the answers the
+    // turn took from the inbox left with it). The requests still buffered go
+    // first: a read would wait for bytes a client waiting for their answers
+    // never sends.
+    queueTurn();
   } else {
     doRead();
   }
@@ -150,17 +157,17 @@ void Connection::startTurn() {
                     }));
 }
 
-bool Connection::processBuffered() {
+Connection::TurnEnd Connection::processBuffered() {
   static_assert(kRequestsPerTurn <= kMaxPrefetchLookups);
   if (closing_ == Closing::kNo && mayRead()) {
     prefetchReads(reader_.unread(), session_, context_, kRequestsPerTurn);
   }
   for (size_t executed = 0; closing_ == Closing::kNo && mayRead(); ++executed) {
-    if (executed == kRequestsPerTurn) return true;
+    if (executed == kRequestsPerTurn) return TurnEnd::kBudgetSpent;
     protocol::PacketReader::Next next = reader_.next();
     switch (next.result) {
       case protocol::PacketReader::Result::kNeedMore:
-        return false;
+        return TurnEnd::kDone;
       case protocol::PacketReader::Result::kPacket:
         handlePacket(next.packet);
         break;
@@ -168,7 +175,7 @@ bool Connection::processBuffered() {
         logLine(absl::StrCat("connection ", peer_, ": bad magic 0x",
                              absl::Hex(next.header.magic, absl::kZeroPad2), ", closing it"));
         closing_ = Closing::kAfterReady;
-        return false;
+        return TurnEnd::kDone;
       case protocol::PacketReader::Result::kTooBig: {
         logLine(absl::StrCat("connection ", peer_, ": request body of ", next.header.body_length,
                              " bytes is over max_packet_size ", context_.max_packet_size,
@@ -188,11 +195,11 @@ bool Connection::processBuffered() {
         }
         noteUnsent(out.size() - before);
         closing_ = Closing::kAfterReady;
-        return false;
+        return TurnEnd::kDone;
       }
     }
   }
-  return false;
+  return closing_ == Closing::kNo ? TurnEnd::kAtBound : TurnEnd::kDone;
 }
 
 void Connection::handlePacket(const protocol::Packet& packet) {
@@ -459,7 +466,7 @@ void Connection::flush() {
 }
 
 void Connection::resumeReadIfPaused() {
-  if (!read_paused_ || closed_ || writing_ || !mayRead()) return;
+  if (!read_paused_ || closed_ || closing_ != Closing::kNo || writing_ || !mayRead()) return;
   read_paused_ = false;
   // Through the TurnQueue, as any turn that reads: flush() runs inside drains
   // and turns, and a read turn started here would bypass the queue.

@@ -222,9 +222,14 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // TurnQueue::Client: posts the queued turn to the I/O thread; it ends with
   // TurnQueue::finished().
   void startTurn() override;
-  // Executes up to kRequestsPerTurn buffered requests; true when it stopped
-  // at that budget with more possibly buffered.
-  bool processBuffered();
+  // Why processBuffered() stopped.
+  enum class TurnEnd {
+    kDone,         // the buffer holds no whole request, or the connection is closing
+    kBudgetSpent,  // kRequestsPerTurn executed, more possibly buffered
+    kAtBound,      // a flow-control bound (mayRead()), requests possibly still buffered
+  };
+  // Executes up to kRequestsPerTurn buffered requests.
+  TurnEnd processBuffered();
   // After a turn that spent its budget or a drain: lets the threads waiting
   // for this I/O thread's CPU run first once it has been busy a whole slice
   // (busy_yield.h), and counts it (io_busy_yields).

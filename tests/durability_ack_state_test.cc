@@ -101,6 +101,16 @@ TEST(AckState, AnAckFromOutsideTheTopologyCountsOnceTheTopologyAddsTheNode) {
   EXPECT_EQ(acks.ackedSeqno("r2"), 0u);
 }
 
+TEST(AckState, AForgottenAckFromOutsideTheTopologyDoesNotCount) {
+  AckState acks(topology(R"([["active", "r1"]])"));
+  EXPECT_FALSE(acks.seqnoAck("r2", 4));
+  EXPECT_FALSE(acks.seqnoAck("r3", 4));
+  acks.forgetQueuedAck("r2");  // r2's stream closed
+  acks.setTopology(topology(R"([["active", "r1", "r2", "r3"]])"));
+  EXPECT_EQ(acks.ackedSeqno("r2"), 0u);
+  EXPECT_EQ(acks.ackedSeqno("r3"), 4u);
+}
+
 TEST(AckState, AcksFromOutsideTheTopologyAreKeptForAtMostABoundedNumberOfNodes) {
   AckState acks(topology(R"([["active", "r1"]])"));
   for (size_t i = 0; i <= AckState::kMaxQueuedAcks; ++i) {

@@ -544,18 +544,36 @@ TEST(ServerDurability, UnorderedAnswersASyncWriteResolvedBeforeTheNextRequestFir
 }
 
 // More quiet SyncWrites in flight than a connection takes (1,100 durable
-// SETQs against its bound of 1,024), then a NOOP, in one batch, with a replica
-// that acks after 50 ms. Reading stops at the bound, and the commits answer
-// nothing: popping their slots starts no write, so no write's end can resume
-// the read. Before resumeReadIfPaused() the NOOP was never answered and the
-// last 76 SETQs never executed. Ordered and unordered (HELLO), whose bound
-// counts pending SyncWrites the same way.
+// SETQs against its bound of 1,024), then a NOOP, in one batch. The replica
+// is the test's DCP connection, so the test sees reading stop at the bound
+// (exactly 1,024 in flight) before it acknowledges anything. The commits
+// answer nothing (quiet), so popping their slots starts no write, and no
+// write's end resumes the read: before resumeReadIfPaused() the NOOP was
+// never answered and the last 76 SETQs never executed. The acks come in
+// steps of 16, so a turn can also stop at the bound again with requests
+// still buffered (unordered: after taking answers from the inbox, which its
+// flush then frees room for). Ordered, then unordered.
 TEST(ServerDurability, QuietSyncWritesPastTheInFlightBoundDoNotStallTheConnection) {
   constexpr int kWrites = 1100;
-  static_assert(kWrites > 1024, "must pass the connection's in-flight bound (kMaxSlots)");
+  constexpr int kBound = 1024;  // Connection::kMaxSlots
+  constexpr uint16_t kVb = 9;
   ServerProcess server;
-  ASSERT_TRUE(server.start(silentReplicaConfig(
-      "event-driven", R"(, "simulated_replicas": {"replica1": {"ack_delay_ms": 50}})")));
+  ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
+  auto replica = server.connect();
+  auto opened = replica.dcpOpen("replica1");
+  ASSERT_TRUE(opened.ok());
+  ASSERT_EQ(opened->status, Status::kSuccess);
+  auto admin = server.connect();
+  const auto in_flight = [&] { return statValue(admin, "durability", "sync_writes_in_flight"); };
+  const auto high_seqno = [&] {
+    auto seqnos = admin.allVbSeqnos();
+    EXPECT_TRUE(seqnos.ok()) << seqnos.status();
+    for (const protocol::VbSeqno& v : seqnos.value_or(std::vector<protocol::VbSeqno>{})) {
+      if (v.vbucket == kVb) return v.seqno;
+    }
+    ADD_FAILURE() << "no seqno for vbucket " << kVb;
+    return uint64_t{0};
+  };
   for (const bool unordered : {false, true}) {
     SCOPED_TRACE(unordered ? "unordered" : "ordered");
     auto client = server.connect();
@@ -566,23 +584,31 @@ TEST(ServerDurability, QuietSyncWritesPastTheInFlightBoundDoNotStallTheConnectio
     const std::string prefix = unordered ? "u" : "o";
     std::string batch;
     for (int i = 0; i < kWrites; ++i) {
-      protocol::appendStore(batch, Opcode::kSetQ, client.nextOpaque(), 9,
-                            prefix + std::to_string(i), "v", durable(10'000));
+      protocol::appendStore(batch, Opcode::kSetQ, client.nextOpaque(), kVb,
+                            prefix + std::to_string(i), "v", durable(30'000));
     }
     const uint32_t noop = client.nextOpaque();
     protocol::appendSimple(batch, Opcode::kNoop, noop);
     ASSERT_TRUE(client.sendRaw(batch).ok());
+    ASSERT_TRUE(eventually([&] { return in_flight() == kBound; })) << "stopped at the bound";
+    // The last kBound seqnos are the pending prepares: acknowledge them 16 at a time.
+    const uint64_t first = high_seqno() - kBound + 1;
+    for (uint64_t acked = first + 15; acked < first + kBound; acked += 16) {
+      ASSERT_TRUE(replica.seqnoAck(kVb, acked).ok());
+    }
+    ASSERT_TRUE(eventually([&] { return in_flight() == kWrites - kBound; }))
+        << "the requests behind the bound were never executed";
+    ASSERT_TRUE(replica.seqnoAck(kVb, high_seqno()).ok());
     // Nothing but the NOOP's answer: every SETQ succeeded, so none answers.
     ASSERT_NO_FATAL_FAILURE(readAnswer(client, noop, Status::kSuccess));
-    // Unordered, the NOOP's answer does not wait for the last SETQs to commit.
-    ASSERT_TRUE(
-        eventually([&] { return statValue(client, "durability", "sync_writes_in_flight") == 0; }));
+    ASSERT_TRUE(eventually([&] { return in_flight() == 0; }));
     for (int i = 0; i < kWrites; ++i) {
-      auto get = client.get(9, prefix + std::to_string(i));
+      auto get = client.get(kVb, prefix + std::to_string(i));
       ASSERT_TRUE(get.ok()) << get.status();
       ASSERT_EQ(get->status, Status::kSuccess) << prefix << i << ": " << get->errorContext();
     }
   }
+  EXPECT_TRUE(replica.takeStrayResponses().empty()) << "an ack was refused";
 }
 
 // UnorderedExecution turned off in the middle of a batch: [NOOP, HELLO

@@ -181,10 +181,7 @@ Disposition mutate(CommandContext& context) {
   Bucket* bucket = selectedBucket(context);
   if (bucket == nullptr) return Disposition::kAnswered;
   const Opcode loud = protocol::unquiet(request.opcode);
-  if (request.cas != 0 && loud == Opcode::kAdd) {
-    answerError(context, Status::kEinval, "ADD takes no CAS (there is no item to compare with)");
-    return Disposition::kAnswered;
-  }
+  // ADD never carries a CAS here: parseRequest() refuses one.
   const uint32_t now = unixNow();
   durability::WriteRequest write;
   write.op = writeOpFor(loud);

@@ -56,9 +56,10 @@ Shape shapeOf(Opcode opcode) {
     case Opcode::kDelete:
       return {0, -1, Need::kRequired, Need::kNone};
     case Opcode::kSet:
-    case Opcode::kAdd:
     case Opcode::kReplace:
       return {8, -1, Need::kRequired, Need::kAny};
+    case Opcode::kAdd:  // no item to compare a CAS with
+      return {8, -1, Need::kRequired, Need::kAny, Cas::kZero};
     case Opcode::kQuit:
     case Opcode::kNoop:
     case Opcode::kVersion:
@@ -72,26 +73,26 @@ Shape shapeOf(Opcode opcode) {
     case Opcode::kSelectBucket:
       return {0, -1, Need::kRequired, Need::kNone};
     case Opcode::kSetParam:
-      return {4, -1, Need::kRequired, Need::kAny};
+      return {4, -1, Need::kRequired, Need::kAny, Cas::kZero};
     case Opcode::kSetVbucket:
-      return {1, 4, Need::kNone, Need::kNone};
+      return {1, 4, Need::kNone, Need::kNone, Cas::kZero};
     case Opcode::kDcpOpen:
       return {8, -1, Need::kRequired, Need::kAny};
     case Opcode::kDcpSeqnoAcknowledged:
-      return {8, -1, Need::kNone, Need::kNone};
+      return {8, -1, Need::kNone, Need::kNone, Cas::kZero};
     case Opcode::kGetAllVbSeqnos:
-      return {0, 4, Need::kNone, Need::kNone};
+      return {0, 4, Need::kNone, Need::kNone, Cas::kZero};
     case Opcode::kTouch:
     case Opcode::kGat:
       return {4, -1, Need::kRequired, Need::kNone, Cas::kZero};
     case Opcode::kSaslListMechs:
     case Opcode::kGetClusterConfig:
-      return {0, -1, Need::kNone, Need::kNone};
+      return {0, -1, Need::kNone, Need::kNone, Cas::kZero};
     case Opcode::kSaslAuth:
     case Opcode::kSaslStep:
-      return {0, -1, Need::kRequired, Need::kAny};
+      return {0, -1, Need::kRequired, Need::kAny, Cas::kZero};
     case Opcode::kGetMeta:
-      return {0, 1, Need::kRequired, Need::kNone};
+      return {0, 1, Need::kRequired, Need::kNone, Cas::kZero};
     case Opcode::kGetErrorMap:
       return {0, -1, Need::kNone, Need::kRequired, Cas::kZero};
     default:  // the quiet forms: unquiet() mapped them above

@@ -13,9 +13,9 @@
 //      level byte names no level, or is 0 (none)        -> kDurabilityInvalidLevel;
 //      timeout 0 or 0xffff                              -> kDurabilityInvalidLevel
 //   6. the opcode's extras / key / value shape (below)  else kEinval
-//   7. no request CAS where kv_engine's validator expects none (GET and
-//      GETK forms, INCREMENT/DECREMENT, TOUCH/GAT, QUIT, NOOP, VERSION,
-//      VERBOSITY, STAT, HELLO, GET_ERROR_MAP)          else kEinval
+//   7. no request CAS where kv_engine's validator expects none: every
+//      command but SET, REPLACE, DELETE, APPEND, PREPEND, FLUSH,
+//      SELECT_BUCKET and DCP_OPEN                       else kEinval
 //
 // Shapes (after kv_engine docs/BinaryProtocol.md):
 // (A quiet variant has the shape of its loud form: SETQ as SET, GETKQ as GETK,
