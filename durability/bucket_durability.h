@@ -205,7 +205,10 @@ class BucketDurability {
   // The replication stream of `node` closed: what it acknowledged while
   // outside the topology (seqnoAcknowledged() returned false, and kept it)
   // no longer counts when a topology adds it. Call it when the node's
-  // stream goes, as kv_engine drops such acks with the stream.
+  // stream goes, as kv_engine drops such acks with the stream, and after
+  // that stream's last seqnoAcknowledged() has returned (one still running
+  // could keep its ack again). Each vbucket is done under its own lock: a
+  // setTopology() running meanwhile may take the ack in some vbuckets.
   void forgetQueuedAcks(const std::string& node);
 
   // Empties the bucket, as memcached's FLUSH: answers every SyncWrite in

@@ -24,7 +24,10 @@
 // that vbucket's completions at once, then arms itself for the earliest next
 // deadline of them all (kNever: asleep). One run serves every vbucket due. A
 // deadline that became later since it was armed (the head committed) is
-// found then too: the run finds nothing due there and re-arms.
+// found then too: the run finds nothing due there and re-arms. A vbucket
+// that left active is skipped: BucketDurability's state listener, which
+// every vbucket of the bucket has, answers its writes (abortAll), and takes
+// it out of the set.
 //
 // Bounded slices. A run that has spent `max_slice` (the clock read again
 // after each vbucket it resolved writes in) stops after that vbucket, arms

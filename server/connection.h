@@ -213,8 +213,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void doRead();
   void onRead(const boost::system::error_code& error, size_t bytes);
   // Executes buffered requests (processBuffered) and flushes, then reads
-  // more or, when the turn's budget ran out first, queues another turn
-  // (TurnQueue).
+  // more or queues another turn (TurnQueue): when the turn's budget ran out
+  // first, or when it stopped at a flow-control bound that its flush lifted.
   void takeTurn();
   // Queues the next turn in the TurnQueue (turn_posted_: no read until it
   // has run).

@@ -21,6 +21,7 @@
 // SyncWrite, its commit's seqno (not the prepare's): a reader that waits for
 // that seqno is sure to see the committed value.
 #include <array>
+#include <cassert>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -181,7 +182,7 @@ Disposition mutate(CommandContext& context) {
   Bucket* bucket = selectedBucket(context);
   if (bucket == nullptr) return Disposition::kAnswered;
   const Opcode loud = protocol::unquiet(request.opcode);
-  // ADD never carries a CAS here: parseRequest() refuses one.
+  assert(loud != Opcode::kAdd || request.cas == 0);  // parseRequest() refuses it
   const uint32_t now = unixNow();
   durability::WriteRequest write;
   write.op = writeOpFor(loud);

@@ -14,8 +14,8 @@
 //      timeout 0 or 0xffff                              -> kDurabilityInvalidLevel
 //   6. the opcode's extras / key / value shape (below)  else kEinval
 //   7. no request CAS where kv_engine's validator expects none: every
-//      command but SET, REPLACE, DELETE, APPEND, PREPEND, FLUSH,
-//      SELECT_BUCKET and DCP_OPEN                       else kEinval
+//      command but SET, REPLACE, DELETE, APPEND, PREPEND, SELECT_BUCKET and
+//      DCP_OPEN (and FLUSH, which kv_engine refuses)    else kEinval
 //
 // Shapes (after kv_engine docs/BinaryProtocol.md):
 // (A quiet variant has the shape of its loud form: SETQ as SET, GETKQ as GETK,
