@@ -25,8 +25,7 @@ void AckState::keepAcksOfCurrentReplicas() {
       if (it == replicas.end()) {
         const int previous = slotOf(replica);
         Seqno acked = previous < 0 ? 0 : acks_[static_cast<size_t>(previous)];
-        const auto queued = std::find_if(queued_.begin(), queued_.end(),
-                                         [&](const auto& q) { return q.first == replica; });
+        const auto queued = queuedAckOf(replica);
         if (queued != queued_.end()) {  // acked while outside: counts from now on
           acked = std::max(acked, queued->second);
           queued_.erase(queued);
@@ -43,6 +42,12 @@ void AckState::keepAcksOfCurrentReplicas() {
   chain_slots_ = std::move(chain_slots);
 }
 
+std::vector<std::pair<std::string, Seqno>>::iterator AckState::queuedAckOf(
+    const std::string& node) {
+  return std::find_if(queued_.begin(), queued_.end(),
+                      [&](const auto& q) { return q.first == node; });
+}
+
 int AckState::slotOf(const std::string& node) const noexcept {
   for (size_t i = 0; i < replicas_.size(); ++i) {
     if (replicas_[i] == node) return static_cast<int>(i);
@@ -54,8 +59,7 @@ bool AckState::seqnoAck(const std::string& node, Seqno prepared_seqno) {
   const int slot = slotOf(node);
   if (slot < 0) {
     if (node.empty() || node == topology_.active()) return false;
-    const auto queued = std::find_if(queued_.begin(), queued_.end(),
-                                     [&](const auto& q) { return q.first == node; });
+    const auto queued = queuedAckOf(node);
     if (queued != queued_.end()) {
       queued->second = std::max(queued->second, prepared_seqno);
     } else if (queued_.size() < kMaxQueuedAcks) {

@@ -77,6 +77,8 @@ class AckState {
   // The slot of `node` in replicas_, or -1. A linear search of at most six
   // names (two chains of three): cheaper than hashing the name.
   int slotOf(const std::string& node) const noexcept;
+  // The kept ack of `node` (seqnoAck()), or queued_.end().
+  std::vector<std::pair<std::string, Seqno>>::iterator queuedAckOf(const std::string& node);
 
   ReplicationTopology topology_;
   std::vector<std::string> replicas_;              // each defined replica once

@@ -6,7 +6,8 @@ syncwrite_test(server_unit_test server_options_test.cc server_config_test.cc
   server_busy_yield_test.cc server_simulated_flusher_test.cc server_read_prefetch_test.cc
   LIBS syncwrite::server syncwrite_server_flags)
 
-syncwrite_test(server_integration_test server_durability_test.cc server_process_test.cc
+syncwrite_test(server_integration_test server_durability_test.cc server_answer_order_test.cc
+  server_process_test.cc
   server_bootstrap_test.cc server_memcached_test.cc server_replica_faults_test.cc
   server_memory_test.cc server_flusher_test.cc server_network_abuse_test.cc
   LIBS syncwrite::protocol syncwrite::config syncwrite::command_line nlohmann_json::nlohmann_json)

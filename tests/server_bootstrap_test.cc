@@ -21,23 +21,16 @@
 namespace syncwrite::server {
 namespace {
 
-using protocol::DurabilitySpec;
 using protocol::Feature;
-using protocol::MutationOptions;
 using protocol::Opcode;
 using protocol::RequestFields;
 using protocol::Status;
+using testing::durable;
 using testing::ServerProcess;
 using testing::silentReplicaConfig;
 
 constexpr std::string_view kUsersConfig =
     R"({"users": {"alice": {"password": "s3cret"}}, "buckets": {"default": {}}})";
-
-MutationOptions durable(uint16_t timeout_ms) {
-  MutationOptions options;
-  options.durability = DurabilitySpec{durability::Level::kMajority, timeout_ms};
-  return options;
-}
 
 // A client of the default bucket; unless `ordered`, with UnorderedExecution
 // negotiated (throws if the server does not agree).

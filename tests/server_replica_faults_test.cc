@@ -18,20 +18,13 @@ namespace syncwrite::server {
 namespace {
 
 using namespace std::chrono_literals;
-using protocol::DurabilitySpec;
-using protocol::MutationOptions;
 using protocol::Opcode;
 using protocol::Status;
+using testing::durable;
 using testing::eventually;
 using testing::ServerProcess;
 using testing::setParam;
 using testing::statValue;
-
-MutationOptions durable(uint16_t timeout_ms) {
-  MutationOptions options;
-  options.durability = DurabilitySpec{durability::Level::kMajority, timeout_ms};
-  return options;
-}
 
 // One bucket, 16 vbuckets, replica1 simulated with no delay.
 std::string config(std::string_view mode) {

@@ -22,6 +22,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -29,6 +30,7 @@
 #include "config/read_file.h"
 #include "server/parse_number.h"
 #include "server/protocol/client.h"
+#include "server/protocol/request_encoder.h"
 
 #ifndef SYNCWRITE_SERVER_BINARY
 #error "SYNCWRITE_SERVER_BINARY must name the syncwrite-server binary (tests/server.cmake)"
@@ -199,6 +201,25 @@ inline void setParam(protocol::Client& client, std::string_view key, std::string
   auto r = client.setParam(key, value);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->status, protocol::Status::kSuccess) << r->errorContext();
+}
+
+// A majority durability requirement, with the bucket's default timeout or
+// `timeout_ms`.
+inline protocol::MutationOptions durable(std::optional<uint16_t> timeout_ms = std::nullopt) {
+  protocol::MutationOptions options;
+  options.durability = protocol::DurabilitySpec{durability::Level::kMajority, timeout_ms};
+  return options;
+}
+
+// Reads the next answer into `out` and checks that it is `opaque`'s, with
+// `status`. Call it under ASSERT_NO_FATAL_FAILURE: a missing answer ends the test.
+inline void readAnswer(protocol::Client& client, uint32_t opaque, protocol::Status status,
+                       protocol::Response* out = nullptr) {
+  auto answer = client.readResponse();
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->opaque, opaque);
+  EXPECT_EQ(answer->status, status) << "opaque " << opaque;
+  if (out != nullptr) *out = *std::move(answer);
 }
 
 // A config with one bucket "default" whose only replica is silent (listed,

@@ -62,14 +62,6 @@ Disposition noop(CommandContext& context) {
   return Disposition::kAnswered;
 }
 
-// VERBOSITY (kv_engine's verbosity_executor answers Success with no body).
-// The server has one log level, so the level asked for changes nothing.
-Disposition verbosity(CommandContext& context) {
-  protocol::appendStatusResponse(context.out, context.request.opcode, Status::kSuccess,
-                                 context.request.opaque);
-  return Disposition::kAnswered;
-}
-
 Disposition version(CommandContext& context) {
   // A bare version, as kv_engine answers (libmemcached parses major.minor.micro).
   protocol::appendVersionResponse(context.out, context.request.opaque, serverVersion());
@@ -92,7 +84,9 @@ void addSessionCommands(CommandTable& table) {
   table[static_cast<uint8_t>(Opcode::kSelectBucket)] = {&selectBucket};
   table[static_cast<uint8_t>(Opcode::kNoop)] = {&noop, false};
   table[static_cast<uint8_t>(Opcode::kVersion)] = {&version, false};
-  table[static_cast<uint8_t>(Opcode::kVerbosity)] = {&verbosity};
+  // VERBOSITY answers as NOOP does (kv_engine's verbosity_executor: Success,
+  // no body); the server has one log level, so the level asked changes nothing.
+  table[static_cast<uint8_t>(Opcode::kVerbosity)] = {&noop};
   table[static_cast<uint8_t>(Opcode::kQuit)] = {&quit, false};
   table[static_cast<uint8_t>(Opcode::kQuitQ)] = {&quitQuietly, false};
 }

@@ -34,67 +34,68 @@ struct Shape {
   int extras_b;  // second allowed extras length (-1: none)
   Need key;
   Need value;
-  // kZero where kv_engine's validator expects no CAS (ExpectedCas::NotSet in
-  // daemon/mcbp_validators.cc): a CAS there is Einval, not ignored.
-  Cas cas = Cas::kAny;
+  // kZero unless kv_engine's validator takes a CAS (it expects none,
+  // ExpectedCas::NotSet in daemon/mcbp_validators.cc, on all but the writes
+  // that compare one, SELECT_BUCKET and DCP_OPEN): a CAS there is Einval.
+  Cas cas = Cas::kZero;
 };
 
 Shape shapeOf(Opcode opcode) {
   switch (unquiet(opcode)) {
     case Opcode::kGetK:
-      return {0, -1, Need::kRequired, Need::kNone, Cas::kZero};
-    case Opcode::kFlush:
-      return {0, 4, Need::kNone, Need::kNone};
+      return {0, -1, Need::kRequired, Need::kNone};
+    case Opcode::kFlush:  // memcached's rule: kv_engine serves no FLUSH
+      return {0, 4, Need::kNone, Need::kNone, Cas::kAny};
     case Opcode::kIncrement:
     case Opcode::kDecrement:
-      return {20, -1, Need::kRequired, Need::kNone, Cas::kZero};
+      return {20, -1, Need::kRequired, Need::kNone};
     case Opcode::kAppend:
     case Opcode::kPrepend:
-      return {0, -1, Need::kRequired, Need::kAny};
+      return {0, -1, Need::kRequired, Need::kAny, Cas::kAny};
     case Opcode::kGet:
-      return {0, -1, Need::kRequired, Need::kNone, Cas::kZero};
-    case Opcode::kDelete:
       return {0, -1, Need::kRequired, Need::kNone};
+    case Opcode::kDelete:
+      return {0, -1, Need::kRequired, Need::kNone, Cas::kAny};
     case Opcode::kSet:
     case Opcode::kReplace:
-      return {8, -1, Need::kRequired, Need::kAny};
+      return {8, -1, Need::kRequired, Need::kAny, Cas::kAny};
     case Opcode::kAdd:  // no item to compare a CAS with
-      return {8, -1, Need::kRequired, Need::kAny, Cas::kZero};
+      return {8, -1, Need::kRequired, Need::kAny};
     case Opcode::kQuit:
     case Opcode::kNoop:
     case Opcode::kVersion:
-      return {0, -1, Need::kNone, Need::kNone, Cas::kZero};
+      return {0, -1, Need::kNone, Need::kNone};
     case Opcode::kVerbosity:
-      return {4, -1, Need::kNone, Need::kNone, Cas::kZero};
+      return {4, -1, Need::kNone, Need::kNone};
     case Opcode::kStat:
-      return {0, -1, Need::kOptional, Need::kNone, Cas::kZero};
+      return {0, -1, Need::kOptional, Need::kNone};
     case Opcode::kHello:
-      return {0, -1, Need::kOptional, Need::kAny, Cas::kZero};
+      return {0, -1, Need::kOptional, Need::kAny};
     case Opcode::kSelectBucket:
-      return {0, -1, Need::kRequired, Need::kNone};
+      return {0, -1, Need::kRequired, Need::kNone, Cas::kAny};
     case Opcode::kSetParam:
-      return {4, -1, Need::kRequired, Need::kAny, Cas::kZero};
+      return {4, -1, Need::kRequired, Need::kAny};
     case Opcode::kSetVbucket:
-      return {1, 4, Need::kNone, Need::kNone, Cas::kZero};
+      return {1, 4, Need::kNone, Need::kNone};
     case Opcode::kDcpOpen:
-      return {8, -1, Need::kRequired, Need::kAny};
+      return {8, -1, Need::kRequired, Need::kAny, Cas::kAny};
     case Opcode::kDcpSeqnoAcknowledged:
-      return {8, -1, Need::kNone, Need::kNone, Cas::kZero};
+      return {8, -1, Need::kNone, Need::kNone};
     case Opcode::kGetAllVbSeqnos:
-      return {0, 4, Need::kNone, Need::kNone, Cas::kZero};
+      return {0, 4, Need::kNone, Need::kNone};
     case Opcode::kTouch:
     case Opcode::kGat:
-      return {4, -1, Need::kRequired, Need::kNone, Cas::kZero};
+      return {4, -1, Need::kRequired, Need::kNone};
     case Opcode::kSaslListMechs:
     case Opcode::kGetClusterConfig:
-      return {0, -1, Need::kNone, Need::kNone, Cas::kZero};
+      return {0, -1, Need::kNone, Need::kNone};
     case Opcode::kSaslAuth:
     case Opcode::kSaslStep:
-      return {0, -1, Need::kRequired, Need::kAny, Cas::kZero};
+      return {0, -1, Need::kRequired, Need::kAny};
     case Opcode::kGetMeta:
-      return {0, 1, Need::kRequired, Need::kNone, Cas::kZero};
+      return {0, 1, Need::kRequired, Need::kNone};
     case Opcode::kGetErrorMap:
-      return {0, -1, Need::kNone, Need::kRequired, Cas::kZero};
+      return {0, -1, Need::kNone, Need::kRequired};
     default:  // the quiet forms: unquiet() mapped them above
       break;
   }
