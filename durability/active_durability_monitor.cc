@@ -308,9 +308,13 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
   uint64_t persisting = 0;
   for (TrackedWrite& w : writes_) {
     if (needsActivePersistence(w.level())) ++persisting;
+    // In seqno order, so the log resolves its prepares in order.
+    const Seqno abort_seqno =
+        close ? 0 : vb_.checkpointManager().queueResolution(vbucket::QueueOp::kAbort, w.prepare);
     if (w.answered()) continue;  // answered at its deadline already
     Resolution r = resolutionOf(*w.prepare, vb_.id());
-    r.reason = reason;  // ambiguous, nothing queued
+    r.reason = reason;
+    r.resolution_seqno = abort_seqno;
     resolved.add(std::move(w.completion), r);
     ++counters_.ambiguous_other;
   }

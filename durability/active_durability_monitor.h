@@ -20,8 +20,10 @@
 //    processTimeout(now), and stays tracked: its key stays busy, and it is
 //    later committed or aborted in order like any other, counted
 //    (committed_after_answer, aborted_timeout) but not answered again;
-//  - abortAll(): the vbucket left active, or the bucket is going away; every
-//    write resolves ambiguous and nothing is queued.
+//  - abortAll(): the vbucket left active or was flushed (an abort is queued
+//    for every write, in seqno order, so the log resolves each prepare it
+//    holds), or the bucket is going away (nothing is queued: the log goes
+//    with it); every write resolves ambiguous.
 // Every write's completion is called exactly once. Resolutions are appended
 // to a ResolvedWrites under the lock; the caller notifies them after it.
 //
@@ -194,8 +196,12 @@ class ActiveDurabilityMonitor {
   void processTimeout(clock::TimePoint now, ResolvedWrites& resolved,
                       size_t max_writes = kAllExpired);
 
-  // Resolves every tracked write ambiguous with `reason`, queueing nothing.
-  // With `close`, the monitor refuses every later write (kNotActive) for good.
+  // Resolves every tracked write ambiguous with `reason`. Without `close`, it
+  // first queues an abort for each, in seqno order (Resolution::resolution_seqno
+  // is the abort's), so that no prepare is left unresolved in the log and the
+  // key may be written again; a write answered at its deadline already is
+  // aborted but not answered again. With `close` it queues nothing and the
+  // monitor refuses every later write (kNotActive) for good. O(writes).
   void abortAll(AmbiguousReason reason, bool close, ResolvedWrites& resolved);
 
   // AckState::forgetQueuedAck() under the monitor's lock.

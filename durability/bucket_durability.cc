@@ -11,6 +11,7 @@
 // Completions are notified after every one of them is released.
 #include "durability/bucket_durability.h"
 
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -99,6 +100,7 @@ struct BucketDurability::Impl {
   uint64_t polling_passes_before ABSL_GUARDED_BY(tasks_mutex) = 0;
   uint64_t mode_switches ABSL_GUARDED_BY(tasks_mutex) = 0;
   bool shut_down ABSL_GUARDED_BY(tasks_mutex) = false;
+  std::once_flag shutdown_once;  // shutdown()'s body runs once; later callers wait for it
 };
 
 BucketDurability::Impl::Impl(std::string name_in, config::Configuration& config_in,
@@ -360,11 +362,15 @@ void BucketDurability::checkTimeoutsNow() {
 }
 
 void BucketDurability::shutdown(AmbiguousReason reason) {
+  // A second caller waits here until the first has answered every write.
+  std::call_once(impl_->shutdown_once, [this, reason] { shutdownOnce(reason); });
+}
+
+void BucketDurability::shutdownOnce(AmbiguousReason reason) {
   Impl& d = *impl_;
   ResolvedWrites resolved;
   {
     base::MutexLock lock(d.tasks_mutex);
-    if (d.shut_down) return;
     d.stopTimerLocked();
     d.stopPollingLocked();
     d.shut_down = true;

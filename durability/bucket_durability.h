@@ -41,8 +41,8 @@
 // counts it and fails when the figure changes.
 //
 // Vbucket state changes are followed with state listeners: a vbucket that
-// leaves active answers its in-flight writes ambiguous (kLeftActive), which
-// also takes it out of the in-flight set.
+// leaves active queues an abort for each of its in-flight writes and answers
+// them ambiguous (kLeftActive), which also takes it out of the in-flight set.
 //
 // Time (TimeoutClocks): a write's deadline is the `deadline` clock's now()
 // when it is added plus its timeout, and the event-driven timers read the same
@@ -211,8 +211,9 @@ class BucketDurability {
   // setTopology() running meanwhile may take the ack in some vbuckets.
   void forgetQueuedAcks(const std::string& node);
 
-  // Empties the bucket, as memcached's FLUSH: answers every SyncWrite in
-  // flight ambiguous (kFlushed) — nothing is dropped silently — then deletes
+  // Empties the bucket, as memcached's FLUSH: queues an abort for every
+  // SyncWrite in flight and answers it ambiguous (kFlushed) — nothing is
+  // dropped silently, and no prepare is left unresolved in the log — then deletes
   // every committed item with a plain delete (queued like any other, so
   // readers of the log see them). Writes racing the flush may survive it.
   // Returns the items deleted. Cost: O(items).
@@ -225,8 +226,11 @@ class BucketDurability {
   void checkTimeoutsNow();
 
   // Answers every in-flight SyncWrite ambiguous with `reason`, refuses every
-  // later write (kNotActive), and stops the timeout tasks. Idempotent; the
-  // destructor calls it with kBucketDeleted.
+  // later write (kNotActive), and stops the timeout tasks. Idempotent: the
+  // first call does the work, and a call made meanwhile from another thread
+  // returns only once it is done, so every caller may rely on every write
+  // having been answered when it returns. Must not be called from a
+  // Completion. The destructor calls it with kBucketDeleted.
   void shutdown(AmbiguousReason reason);
 
   TimeoutMode mode() const noexcept;
@@ -256,6 +260,7 @@ class BucketDurability {
 
  private:
   struct Impl;
+  void shutdownOnce(AmbiguousReason reason);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -91,10 +91,10 @@ struct WriteResult {
 // Why a SyncWrite was answered ambiguous.
 enum class AmbiguousReason : uint8_t {
   kTimeout,        // its deadline passed; an abort was queued
-  kLeftActive,     // its vbucket became replica, pending or dead
+  kLeftActive,     // its vbucket became replica, pending or dead; an abort was queued
   kBucketDeleted,  // its bucket went away
   kShutdown,       // the process is stopping
-  kFlushed,        // the bucket was flushed (BucketDurability::flush)
+  kFlushed,        // the bucket was flushed (BucketDurability::flush); an abort was queued
 };
 
 // "timeout", "left_active", "bucket_deleted", "shutdown", "flushed".
@@ -106,7 +106,8 @@ struct Resolution {
   Vbid vbid = 0;
   Seqno prepare_seqno = 0;
   // The seqno of the commit or the abort; 0 when nothing was queued (the
-  // vbucket left active, the bucket went away).
+  // bucket went away or the process is stopping, or a write answered at its
+  // deadline behind the head before its abort was queued).
   Seqno resolution_seqno = 0;
   Cas cas = 0;  // the request's
 };

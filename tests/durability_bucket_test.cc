@@ -3,7 +3,9 @@
 // tasks look; nothing sleeps for a deadline).
 #include "durability/bucket_durability.h"
 
+#include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -215,6 +217,38 @@ TEST_P(BucketDurabilityTest, ShutdownAnswersAmbiguousStopsTasksAndRefusesLaterWr
   bucket_->shutdown(AmbiguousReason::kShutdown);  // idempotent
   bucket_.reset();
   EXPECT_EQ(recorder_.size(), 1u) << "nothing answered twice";
+}
+
+// The first caller answers the writes after dropping its lock; a second
+// caller meanwhile must not return before those answers are given.
+TEST_P(BucketDurabilityTest, ASecondConcurrentShutdownReturnsOnlyOnceEveryWriteIsAnswered) {
+  std::promise<void> entered, release;
+  std::shared_future<void> released = release.get_future().share();
+  WriteRequest request{WriteOp::kSet, "blocking", "v", 1,
+                       Requirements{Level::kMajority, Timeout::infinite()}};
+  ASSERT_EQ(bucket_
+                ->write(0, request,
+                        [&entered, released](const Resolution&) {
+                          entered.set_value();
+                          released.wait();
+                        })
+                .status,
+            WriteStatus::kPending);
+  write(1, "other");
+  std::thread first([&] { bucket_->shutdown(AmbiguousReason::kShutdown); });
+  entered.get_future().wait();  // the first caller is answering, its lock dropped
+  std::atomic<bool> second_returned{false};
+  std::thread second([&] {
+    bucket_->shutdown(AmbiguousReason::kShutdown);
+    second_returned = true;
+  });
+  std::this_thread::sleep_for(50ms);  // time for a wrong early return to show
+  EXPECT_FALSE(second_returned) << "returned while a write was still being answered";
+  release.set_value();
+  first.join();
+  second.join();
+  EXPECT_TRUE(second_returned);
+  EXPECT_EQ(recorder_.size(), 1u) << "the other write was answered before either returned";
 }
 
 TEST_P(BucketDurabilityTest, SwitchingModeWithWritesInFlightKeepsEveryDeadline) {

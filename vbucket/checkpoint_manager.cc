@@ -165,6 +165,13 @@ QueuedItem attach(Item* block, CheckpointEntry& entry) {
 
 bool QueuedPrepare::resolvable() const noexcept { return reservedEntry(*this) != nullptr; }
 
+Seqno committedSeqno(const Item& item) noexcept {
+  if (item.block != ItemBlock::kPrepare) return item.seqno;
+  const ResolutionEntry& resolution = static_cast<const PrepareBlock&>(item).resolution;
+  return resolution.own_seqno != 0 && resolution.op == QueueOp::kCommit ? resolution.own_seqno
+                                                                         : item.seqno;
+}
+
 void intrusive_ptr_release(const Item* item) noexcept {
   if (item->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   switch (item->block) {

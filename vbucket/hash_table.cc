@@ -36,7 +36,7 @@ bool HashTable::setCommitted(QueuedItem item) {
     charge(+1);
     return true;
   }
-  if (it->item->seqno > item->seqno) return false;
+  if (committedSeqno(*it->item) > committedSeqno(*item)) return false;
   replaced = std::exchange(it->item, std::move(item));
   return true;
 }

@@ -1,5 +1,5 @@
 // HashTable: a vbucket's committed items, key → the item that last committed
-// it (value, cas, seqno).
+// it (value, cas, and the seqno it committed at: committedSeqno()).
 //
 // Only committed state lives here: a mutation, or the commit of a prepare.
 // Prepares in flight belong to the layer above until they commit. The value
@@ -38,7 +38,8 @@ class HashTable {
   HashTable& operator=(const HashTable&) = delete;
 
   // Makes `item` the visible value of item->key(), unless the key already holds
-  // an item with a higher seqno (then it changes nothing and returns false):
+  // an item committed at a higher seqno (committedSeqno(), item.h; then it
+  // changes nothing and returns false):
   // racing committers of one key converge on the newest. Requires a non-null
   // item. O(1) expected; a replaced item is released after the lock.
   bool setCommitted(QueuedItem item);

@@ -88,6 +88,15 @@ struct Item {
   size_t estimatedSize() const noexcept { return sizeof(Item) + key_size + value_size; }
 };
 
+// The seqno at which `item` became the committed value of its key: its own
+// seqno for a mutation, its commit's for a prepare queued with
+// CheckpointManager::queuePrepare and committed since (as kv_engine's committed
+// item carries the commit's seqno); the prepare's own seqno while it has no
+// commit or abort. Requires that the resolution, if any, was queued before the
+// caller obtained `item` through a synchronising hand-off (the hash table's
+// lock). Defined with the blocks, in checkpoint_manager.cc. O(1).
+Seqno committedSeqno(const Item& item) noexcept;
+
 // QueuedItem's reference counting (found by argument-dependent lookup). The
 // last release frees the item's whole block; defined with the blocks, in
 // checkpoint_manager.cc. Items exist only inside those blocks.

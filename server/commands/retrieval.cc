@@ -69,9 +69,10 @@ Disposition get(CommandContext& context) {
 }
 
 // Extras of the answer (kv_engine docs/BinaryProtocol.md, GET_META): deleted
-// (always 0: a deleted key is absent here), flags, expiry, seqno (the item's
-// by-seqno; kv_engine sends its revision seqno), and with version 2 the
-// datatype.
+// (always 0: a deleted key is absent here), flags, expiry, seqno (the seqno
+// at which the value was committed: a SyncWrite's commit, not its prepare, as
+// kv_engine's committed item carries; kv_engine sends its revision seqno),
+// and with version 2 the datatype.
 Disposition getMeta(CommandContext& context) {
   vbucket::VBucket* vb = activeVbucket(context);
   if (vb == nullptr) return Disposition::kAnswered;
@@ -81,7 +82,7 @@ Disposition getMeta(CommandContext& context) {
   protocol::wire::append32(extras, 0);
   protocol::wire::append32(extras, item->meta.flags);
   protocol::wire::append32(extras, item->meta.expiry);
-  protocol::wire::append64(extras, item->seqno);
+  protocol::wire::append64(extras, vbucket::committedSeqno(*item));
   const std::string_view version = context.request.extras;
   if (version.size() == 1 && version[0] == 2)
     extras.push_back(static_cast<char>(item->meta.datatype));
