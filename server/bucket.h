@@ -93,8 +93,8 @@ class Bucket final : private vbucket::QueueListener {
   const durability::BucketDurability& durability() const noexcept { return *durability_; }
 
   // BucketDurability::write(), unless the bucket is at its quota and this is
-  // not a delete: then kTemporaryFailure (recovery is asked to run if the log
-  // holds something to expel) and `completion` is destroyed uncalled. The
+  // not a delete: then kTemporaryFailure (recovery is requested if checkpoint
+  // memory is above its lower mark) and `completion` is destroyed uncalled. The
   // flusher and the simulated replicas learn of what the write queued
   // through queued(), and read it on their own threads; nothing is reported
   // persisted or acknowledged here. A kPending write's `completion` is never
