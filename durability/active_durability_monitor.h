@@ -1,75 +1,44 @@
 // ActiveDurabilityMonitor: the SyncWrites in flight in one vbucket, while it
-// is active, from prepare to commit or abort.
+// is active, from prepare to commit or abort. Thread-safe.
 //
-// Writes are tracked in seqno order — the order their prepares were queued,
-// which the monitor's lock makes the same as the order they were added. They
-// leave only from the front:
+// Writes are tracked in seqno order (prepares are queued under the monitor's
+// lock) and leave only from the front, so commits and aborts reach the
+// checkpoint in prepare order:
 //  - commit: while the oldest write is satisfied (AckState: a majority of
-//    every chain, the active among them, at the write's level), it commits —
-//    the prepare becomes the key's visible value in the hash table (or the key
-//    is removed, for a delete), a commit is queued in the checkpoint, and the
-//    write resolves committed. A satisfied write behind an unsatisfied one
-//    waits for it, so commits reach the checkpoint in prepare order;
-//  - abort on timeout: processTimeout(now) aborts the prefix of writes whose
-//    deadline is strictly before `now`, queueing an abort for each. A write
-//    behind an unexpired one waits, as in kv_engine, so aborts are in order
-//    too;
-//  - answered at its own deadline (beyond kv_engine): a write whose deadline
-//    passes while an older, unexpired write still heads the vbucket is
-//    answered ambiguous (kTimeout, resolution_seqno 0) by that same
-//    processTimeout(now), and stays tracked: its key stays busy, and it is
-//    later committed or aborted in order like any other, counted
-//    (committed_after_answer, aborted_timeout) but not answered again;
-//  - abortAll(): the vbucket left active or was flushed (an abort is queued
-//    for every write, in seqno order, so the log resolves each prepare it
-//    holds), or the bucket is going away (nothing is queued: the log goes
-//    with it); every write resolves ambiguous.
+//    every chain, the active among them, at its level), its prepare becomes
+//    the key's visible value (or removes the key), a commit is queued, and it
+//    resolves committed; a satisfied write waits behind an unsatisfied one;
+//  - abort on timeout: processTimeout(now) aborts the prefix whose deadlines
+//    are strictly before `now`, queueing an abort for each;
+//  - answered at its own deadline (beyond kv_engine): a write that expires
+//    behind an unexpired head is answered ambiguous (kTimeout,
+//    resolution_seqno 0) by that processTimeout(), and stays tracked, its key
+//    busy, until committed or aborted in order (counted, not answered again);
+//  - abortAll(): every write resolves ambiguous; an abort is queued for each,
+//    in seqno order, unless the bucket is going away (its log goes with it).
 // Every write's completion is called exactly once. Resolutions are appended
 // to a ResolvedWrites under the lock; the caller notifies them after it.
+// A key with a write in flight refuses another, plain or durable
+// (kSyncWriteInProgress): a set of the writes' deque positions (4 bytes a
+// slot), hashed and compared by their prepares' keys.
 //
-// Keys: a key with a write in flight refuses another (kSyncWriteInProgress),
-// plain or durable — a set of the tracked writes' positions in the deque,
-// hashed and compared by their prepares' keys (4 bytes a slot, where a
-// pointer to the prepare took 8 and a view of the key 16).
+// The next deadline is the head's, or an earlier one of an unanswered write
+// behind it. Writes whose deadline is earlier than an older write's (none when
+// all share a timeout) are also kept in a min-heap: finding it is O(1), adding
+// one O(log of them); stale entries are skipped at the top, and the heap is
+// rebuilt past twice the writes tracked plus 16, so it stays O(writes).
+// hasSyncWrites(), headDeadline() and nextDeadline() are single atomic loads;
+// processTimeout() with nothing expired takes no lock. The DeadlineListener
+// is told (under the lock) whenever the next deadline becomes earlier, never
+// when later. The in-flight set holds the vbucket's id while it tracks a write:
+// updated under the lock, after the deadlines are published and before the
+// listener is told, one atomic read-modify-write on becoming (non-)empty.
 //
-// The next deadline: the earliest time at which processTimeout() has work —
-// the head's deadline, or an earlier one of an unanswered write behind it.
-// Only a write whose deadline is earlier than that of some older tracked
-// write can expire behind the head; such writes (none when every write has
-// the same timeout) are also kept in a min-heap by deadline, so finding the
-// next deadline is O(1) and adding one O(log of them). Heap entries of
-// writes that left are skipped when they reach the top, and the heap is
-// rebuilt once it holds more than twice the writes tracked (plus 16), so it
-// stays O(writes tracked).
-//
-// Timers: an optional DeadlineListener (the bucket's event-driven timeout
-// task) is told, under the lock, the next deadline whenever it becomes
-// earlier than it was — the first write of an empty monitor, or a write
-// whose deadline is earlier than every other's. A later one (the head
-// resolved) is not told: whoever waits for the old one looks again then.
-//
-// The in-flight set: an optional VBucketSet of the bucket (shared by its
-// monitors) holds this vbucket's id while it tracks a write — inserted by the
-// write that makes it non-empty, erased by whatever empties it (commit,
-// timeout, abortAll) — so that the timeout paths read only the vbuckets with
-// writes. Both updates happen under the lock, after the next deadline is
-// published and before the listener is told; each is one atomic
-// read-modify-write of a word the bucket's vbuckets share, paid only on
-// those two transitions.
-//
-// Lock-free reads for the timeout paths: hasSyncWrites(), headDeadline() and
-// nextDeadline() are single atomic loads; processTimeout() with nothing
-// expired takes no lock.
-//
-// Memory per tracked write: one TrackedWrite in a deque plus one slot of the
-// key set (plus a 16-byte heap entry for a write that can expire behind the
-// head); the prepare itself is the checkpoint's item, shared. Once writes
-// have flowed through, the deque also keeps one spare block (512 bytes), so
-// that steady traffic allocates only each write's item.
-// tests/idle_memory_test.cc (PendingSyncWriteMemory) pins the figure per
-// pending write, docs/memory.md explains it.
-//
-// Thread-safety: every member may be called from any thread.
+// Memory per tracked write: a 40-byte TrackedWrite in the deque, a key set
+// slot (and a 16-byte heap entry if it can expire behind the head); the
+// prepare is the checkpoint's item, shared. The deque keeps one spare block
+// (480 bytes), so steady traffic allocates only each write's item.
+// tests/idle_memory_test.cc (PendingSyncWriteMemory) pins it; docs/memory.md.
 #pragma once
 
 #include <atomic>
@@ -147,7 +116,7 @@ struct MonitorCounters {
 class ActiveDurabilityMonitor {
  public:
   // Tracks writes of `vb` while it is active. `settings` and `in_flight`
-  // (optional: see "The in-flight set" above; its size must exceed vb's id)
+  // (optional: the in-flight set of the file comment; its size must exceed vb's id)
   // must outlive the monitor.
   ActiveDurabilityMonitor(vbucket::VBucket& vb, const DurabilitySettings& settings,
                           ReplicationTopology topology, vbucket::VBucketSet* in_flight = nullptr);
@@ -343,8 +312,11 @@ class ActiveDurabilityMonitor {
   // The latest deadline of the writes added since writes_ was last empty.
   clock::TimePoint max_deadline_ ABSL_GUARDED_BY(mutex_) = clock::TimePoint::min();
   AckState acks_ ABSL_GUARDED_BY(mutex_);
-  // Written under the lock; atomic so that processTimeout() may peek at it
-  // before deciding whether to take the lock.
+  // The timer told of earlier next deadlines. Stored by setDeadlineListener()
+  // and loaded by publishLocked(), both under mutex_: nothing reads it
+  // without the lock, so once setDeadlineListener(nullptr) returns the old
+  // listener is not called again. The atomic adds nothing to that (it is left
+  // from when processTimeout() read it before taking the lock).
   std::atomic<DeadlineListener*> listener_{nullptr};
   bool closed_ ABSL_GUARDED_BY(mutex_) = false;
   // acks_.topology().isDurabilityPossible(), kept with the topology: asked

@@ -2,13 +2,20 @@
 // configured mode, and the listeners that keep both current.
 //
 // Locks, in the order they may be taken:
-//   tasks_mutex (which timeout tasks exist, the mode)  →  a monitor's lock
-//   →  the executor's and the vbucket's internal locks.
-// The members each one guards are annotated, and the clang preset checks them.
-// The order crosses classes (any monitor, any vbucket), which an
-// ABSL_ACQUIRED_BEFORE cannot name, so it stays a rule in prose: no code
-// below takes tasks_mutex with a monitor's lock held.
-// Completions are notified after every one of them is released.
+//   tasks_mutex (which timeout tasks exist, the mode)  →  a monitor's lock;
+//   a vbucket's transition_mutex_ (vbucket.h: held while its state listeners
+//     run, so onStateChange()'s abortAll() takes the monitor's lock under it)
+//     →  that vbucket's monitor's lock;
+//   a monitor's lock  →  the executor's locks (the timer's snooze, through
+//     the DeadlineListener) and the vbucket's internal locks.
+// tasks_mutex also comes before the executor's locks (cancel, wake). No code
+// below takes tasks_mutex with a monitor's lock or a transition_mutex_ held,
+// nor a transition_mutex_ with tasks_mutex held (the destructor's
+// removeStateListener() waits on it with no lock held). The members each one
+// guards are annotated, and the clang preset checks them; the order crosses
+// classes, which an ABSL_ACQUIRED_BEFORE cannot name, so it stays in prose.
+// Completions are notified after tasks_mutex and every monitor's lock are
+// released; onStateChange()'s still under the vbucket's transition_mutex_.
 #include "durability/bucket_durability.h"
 
 #include <mutex>

@@ -1,73 +1,44 @@
 // BucketDurability: the durability layer of one bucket — the way the server
 // (or any embedder) writes, acknowledges and times out SyncWrites.
 //
-// It attaches an ActiveDurabilityMonitor to each of the bucket's vbuckets
-// (the monitor tracks writes only while its vbucket is active) and runs the
-// bucket's timeout mechanism, chosen by durability_timeout_mode:
-//  - event-driven (default): one BucketTimeoutTask per bucket, asleep
-//    forever while no vbucket has a SyncWrite, armed for the earliest
-//    deadline of them all whenever a write makes it earlier — with the
-//    executor's asynchronous snooze, so a writer never waits for the
-//    executor — and rounded up to a slot of the timer slack (TimeoutClocks), so that
-//    the deadlines of every vbucket in one slot share one run. An idle
-//    bucket runs no timeout task at all.
-//  - polling: one PollingTimeoutTask per bucket, every
-//    durability_timeout_task_interval, visiting the active vbuckets with
-//    SyncWrites with a CappedDurationVBucketVisitor.
-// Both read only the vbuckets in the bucket's in-flight set (a bit per
-// vbucket, kept by the monitors when they gain their first write and lose
-// their last), so vbuckets without SyncWrites cost them nothing per vbucket.
-// The key is followed at run time: a change swaps the mechanism on the live
-// bucket. The deadlines live in the monitors, not in the tasks, and the new
-// mechanism is started before the old one is stopped, so no write misses its
-// deadline; a write leaves its monitor when it is aborted, so none is aborted
-// twice; and a write is aborted only once its deadline is strictly in the
-// past, so none is aborted early. The other dynamic keys (interval, default
-// timeout, min level, max_vbucket_visit_duration, durability_timeout_slice)
-// also take effect at once.
+// One ActiveDurabilityMonitor per vbucket (tracking writes while the vbucket
+// is active) and the timeout mechanism durability_timeout_mode chooses:
+// event-driven (default), one BucketTimeoutTask per bucket, asleep while no
+// vbucket has a SyncWrite and told, with the executor's asynchronous snooze,
+// whenever a vbucket's next deadline gets earlier; or polling, one
+// PollingTimeoutTask per bucket every durability_timeout_task_interval. Both
+// visit only the vbuckets of the in-flight set (a bit per vbucket with
+// SyncWrites). Every dynamic key applies to the live bucket at once; a mode
+// switch starts the new mechanism before it stops the old, and the deadlines
+// live in the monitors, so no write misses its deadline, none is aborted
+// twice (it leaves its monitor when aborted), and none early (only once its
+// deadline is strictly in the past). A vbucket that leaves active queues an
+// abort for each of its writes, in seqno order, and answers them ambiguous
+// (kLeftActive), on the thread that called setState().
 //
-// Memory: on top of the vbucket's own (vbucket_map.h), an idle active vbucket
-// costs 1,315 bytes of requested heap in either mode (1,347,279 for 1024 in
-// event-driven mode: its monitor, whose empty deque of tracked writes already
-// allocates its map and first block — 480 bytes, twelve 40-byte writes — and
-// will keep one spare block once writes have flowed through, the
-// heap of writes that may expire behind the head allocates nothing while
-// empty, and the topology and acks it keeps, with the (empty) list of acks
-// from nodes outside the topology, 24 bytes; plus, once per bucket, the
-// sleeping timeout task, the 128-byte in-flight set and the timeout lateness
-// histogram, and the settings, whose persistence count has a cache line of
-// its own; 1,347,622 in polling mode, the one polling task instead).
-// g++ 12, libstdc++, x86-64; tests/idle_memory_test.cc
-// counts it and fails when the figure changes.
+// Time (TimeoutClocks): a deadline is the `deadline` clock's now() at write()
+// plus the timeout; the event-driven timer reads the same clock, the polling
+// visitor the `polling` clock, which must never run ahead of it. A check on a
+// lagging clock is only late; a deadline stamped with one (coarse) starts
+// early by the lag. The server passes the precise clock for both
+// (docs/benchmarks.md compares the coarse choices). With a manual clock
+// nothing fires by itself: advance it and call checkTimeoutsNow().
 //
-// Vbucket state changes are followed with state listeners: a vbucket that
-// leaves active queues an abort for each of its in-flight writes and answers
-// them ambiguous (kLeftActive), which also takes it out of the in-flight set.
-//
-// Time (TimeoutClocks): a write's deadline is the `deadline` clock's now()
-// when it is added plus its timeout, and the event-driven timers read the same
-// clock; the polling visitor reads the `polling` clock, which must never run
-// ahead of the `deadline` clock. A deadline stamped with a clock that lags
-// real time (coarse, by a tick or more) would let a write be aborted before
-// its timeout has elapsed in real time; a check on a clock that lags can only
-// be late, never early — by the lag. The server passes the precise clock for
-// both: one read per write, and per vbucket with SyncWrites in a polling
-// pass or per event-driven timer run.
-// docs/benchmarks.md compares stamping with coarse + resolution, and polling
-// checks on the coarse clock.
-// Timers sleep in real time for (deadline - clock.now()), so with a manual
-// clock nothing fires by itself: a test advances the clock and calls
-// checkTimeoutsNow().
+// Memory: 1,347,279 bytes of requested heap for 1024 idle active vbuckets in
+// event-driven mode, 1,347,622 polling (about 1,315 per vbucket: its monitor,
+// whose empty deque already holds its map and first block, plus per bucket the
+// sleeping task, the in-flight set, the lateness histogram and the settings),
+// on top of the vbuckets' own; g++ 12, libstdc++, x86-64, pinned by
+// tests/idle_memory_test.cc (IdleDurabilityMemory).
 //
 // Thread-safety: every member may be called from any thread. Completions are
-// called as sync_write.h says; a SyncWrite satisfied by the call that added
-// it (a chain with no replica, level majority) is completed from an executor
-// task, never from inside write().
-//
-// Lifetime: the configuration, the vbucket map and the pool must outlive this
-// object. The destructor answers every in-flight SyncWrite ambiguous
-// (kBucketDeleted) unless shutdown() already ran, stops the bucket's tasks
-// and waits for any of them that is running.
+// called as sync_write.h says, with no lock of this layer held (a state
+// listener's, though, under its vbucket's transition mutex); one satisfied by
+// the call that added it is called from an executor task, never inside
+// write(). Lifetime: the configuration, the vbucket map and the pool must
+// outlive this object. The destructor calls shutdown(kBucketDeleted), then
+// unregisters the deferred completions' tasks (those not yet run notify from
+// their destructors).
 #pragma once
 
 #include <chrono>
@@ -129,7 +100,7 @@ struct TimeoutClocks {
   clock::ClockRef deadline;  // stamps deadlines; read by the event-driven timer
   clock::ClockRef polling;   // read by the polling visitor; never ahead of `deadline`
   // Event-driven: deadlines are rounded up to a multiple of this on the steady
-  // timeline (bucket_timeout_task.h, "Coalescing"); zero: not rounded.
+  // timeline (bucket_timeout_task.h, "Never early"); zero: not rounded.
   clock::Duration timer_slack = kDefaultTimerSlack;
 };
 
@@ -156,8 +127,11 @@ class BucketDurability {
   // `completion` is called exactly once later, any other status means it is
   // never called (and is destroyed before write() returns).
   // Cost: one monitor lock, a checkpoint queue, and for a plain write a hash
-  // table update; for a SyncWrite the timer re-arm when it is the vbucket's
-  // first (an atomic store in the common case).
+  // table update. A SyncWrite that makes its vbucket's next deadline earlier
+  // (its first write, or a shorter timeout than the writes before it) tells
+  // the bucket's event-driven timer, which costs one atomic load unless the
+  // deadline is earlier than the one the timer is armed for (then a CAS and
+  // an asynchronous snooze).
   // `completion` may be empty when mayPend(request) is false: the write is
   // then plain even if durability_min_level rose in between (a concurrent
   // change may apply to the write or not); an empty completion with
@@ -226,11 +200,18 @@ class BucketDurability {
   void checkTimeoutsNow();
 
   // Answers every in-flight SyncWrite ambiguous with `reason`, refuses every
-  // later write (kNotActive), and stops the timeout tasks. Idempotent: the
-  // first call does the work, and a call made meanwhile from another thread
-  // returns only once it is done, so every caller may rely on every write
-  // having been answered when it returns. Must not be called from a
-  // Completion. The destructor calls it with kBucketDeleted.
+  // later write (kNotActive), and stops the timeout tasks. The first call
+  // does it all: under the tasks' lock it cancels the tasks, closes every
+  // monitor and takes its writes; then, unlocked, it waits for a timeout run
+  // in progress (unregisterTaskable) and calls the completions. When it
+  // returns, every write in flight when it began has been answered — by it,
+  // or by a timeout run it waited for — except one that an ack, persistence
+  // report or flush on another thread resolved and has yet to notify, or
+  // one satisfied at its add whose deferred completion task has not run.
+  // A call made meanwhile from another thread waits until the first has
+  // returned (std::call_once), and so has the same guarantee; a later call
+  // returns at once, changing nothing. Must not be called from a Completion
+  // or while holding a lock that a completion or a timeout run takes.
   void shutdown(AmbiguousReason reason);
 
   TimeoutMode mode() const noexcept;

@@ -1,83 +1,40 @@
 // BucketTimeoutTask: the event-driven timeout timer of one bucket.
 //
-// One executor task per bucket, asleep (wake time clock::kNever) while no
-// vbucket of the bucket has a SyncWrite, so an idle bucket runs nothing. It
-// is the DeadlineListener of every monitor of the bucket: a monitor tells it,
-// under the monitor's lock, when its next deadline became earlier, and the
-// task keeps `armed` — the earliest deadline it was told since it last
-// looked — with an atomic compare-and-swap, re-arming the pool's timer (the
-// asynchronous snooze of a held task) only when that made it earlier. A
-// deadline no earlier than the armed one costs the writer one atomic load.
+// One executor task per bucket, asleep (clock::kNever) while no vbucket has a
+// SyncWrite: an idle bucket runs nothing. As every monitor's DeadlineListener
+// it is told, under that monitor's lock, when its next deadline became
+// earlier; it keeps `armed`, the earliest deadline told since it last looked,
+// by compare-and-swap, and re-arms the pool's timer (the asynchronous snooze
+// of a held task) only when that made it earlier. A deadline no earlier than
+// the armed one costs the writer one atomic load.
 //
-// Where it runs. The task asks for its timer's runs on the executor's timer
-// thread (executor::DueRun::kTimerThread): the thread that found the slot
-// due resolves it, with no worker woken. At 2,000 timeouts a second that
-// was up to 500 worker wake-ups a second, most of what event-driven mode
-// cost beyond polling (docs/benchmarks.md, "Due runs on the timer thread").
-// A run that goes on at once (a slice that yielded, a vbucket with more
-// expired writes than one visit takes) goes to a worker, so the timer
-// thread holds each run for at most about one slice.
+// A run (on the executor's timer thread, DueRun::kTimerThread; one that goes
+// on at once runs on a worker) reads the clock once and visits the vbuckets
+// of the in-flight set: processTimeout(now) on each whose next deadline is
+// before now, notifying its completions at once, then arms for the earliest
+// next deadline of them all. A vbucket that left active is skipped (the state
+// listener answers its writes). Bounded slices: a run that has spent
+// `max_slice` (timed after each vbucket it resolved writes in) snoozes zero
+// and resumes at the next vbucket, wrapping around; a visit resolves at most
+// kMaxWritesPerVisit writes, the rest staying due, in order. A run is thus at
+// most `max_slice` plus one visit. docs/benchmarks.md, "Due runs on the timer
+// thread".
 //
-// When it fires, run() reads the clock once and visits only the vbuckets in
-// the bucket's in-flight set (vbucket_set.h: one load per 64 vbuckets):
-// processTimeout(now) on each whose next deadline is before now, notifying
-// that vbucket's completions at once, then arms itself for the earliest next
-// deadline of them all (kNever: asleep). One run serves every vbucket due. A
-// deadline that became later since it was armed (the head committed) is
-// found then too: the run finds nothing due there and re-arms. A vbucket
-// that left active is skipped: BucketDurability's state listener, which
-// every vbucket of the bucket has, answers its writes (abortAll), and takes
-// it out of the set.
+// Never early; on the precise clock, late by at most `slack` plus scheduling.
+// A write is aborted only once its deadline is strictly before clock.now(). A
+// deadline ahead of steady_clock now, on a clock on the steady timeline, arms
+// the timer for deadline + 1 ns (so the read when it fires is past it) rounded
+// up to a multiple of `slack`, so the deadlines in one slot share one run. Any
+// other (a lagging clock not yet past it, a clock off the steady timeline such
+// as a test's manual clock) sleeps (deadline - clock.now()) from real now, at
+// least kMinSleep; one already past runs at once. An early timer never spins.
 //
-// Bounded slices. A run that has spent `max_slice` (the clock read again
-// after each vbucket it resolved writes in) stops after that vbucket, arms
-// itself to run again at once (a snooze of zero: the pool's other ready
-// tasks go first) and resumes at the next vbucket of the set, wrapping
-// around to the ones before where it started. A timeout storm across many
-// vbuckets is thus resolved in slices of about `max_slice` that take the
-// vbuckets in turn, rather than in one run that holds a worker for as long
-// as every expired write takes. One visit of a vbucket resolves at most
-// kMaxWritesPerVisit of its expired writes; when more are left, its next
-// deadline is still past, so the run arms itself to run again at once and
-// the next run resolves more, in order. A slice is thus at most `max_slice`
-// plus one visit, however long a single vbucket's expired prefix is.
-//
-// Coalescing (the timer slack). On the steady timeline the timer is armed for
-// the deadline rounded UP to a multiple of `slack` (e.g. the coarse clock's
-// resolution), like Linux's timer slack: the deadlines of every vbucket that
-// fall in one slack-sized slot share one timer expiry and one run, instead
-// of one each. A timeout is then answered at
-// most `slack` (plus scheduling) after its deadline, never before it.
-//
-// Never early. Deadlines are on the injected clock; the pool's timers are
-// real time. A write is aborted only once its deadline is strictly before
-// clock.now(). In the server that clock is the precise one (the deadline was
-// stamped with it too), so the timer is armed for the deadline itself, as a
-// steady_clock time, plus 1 ns so that the clock read when it fires is past
-// it, rounded up to the slack. A clock that may lag real time (the coarse
-// clock) could still be at or before the deadline when the timer fires;
-// re-arming for a time already past would run the task again at once, a spin
-// until the clock caught up. So the absolute re-arm is taken only when the
-// deadline is ahead of steady_clock now (a second, precise read on a lagging
-// clock's path); any other deadline, and every deadline on a clock that is
-// not on the steady timeline (a test's manual clock), is a sleep of
-// (deadline - clock.now()) from real now, at least kMinSleep. A timer that
-// fires early therefore sleeps again for at least kMinSleep; it never spins,
-// and a timeout fires after its deadline, never before.
-//
-// Why nothing is missed. run() first stores `armed` = kNever ("looking"),
-// then reads the set and each vbucket's next deadline; a writer publishes its
-// earlier deadline (and the set's bit), then reads `armed`. All four are
-// sequentially consistent, so either the run sees the deadline, or the
-// writer sees kNever and arms the timer itself. Snoozes of concurrent
-// arm-ers may land in any order, so each one, after its snooze, reads
-// `armed` again and snoozes once more if it became earlier: the last snooze
-// is always for the earliest deadline.
-//
-// Thread-safety: nextDeadlineEarlier() is called under a monitor's lock from
-// any thread; run() by the pool. The set, the monitors and the counters must
-// outlive every run (the owner cancels the task, detaches it from every
-// monitor and unregisters its Taskable before destroying them).
+// Why nothing is missed: run() first stores `armed` = kNever ("looking"), then
+// reads the set and each next deadline; a writer publishes its deadline (and
+// the set's bit), then reads `armed`. All sequentially consistent: either the
+// run sees the deadline or the writer sees kNever and arms the timer itself.
+// Each arm-er re-reads `armed` after its snooze and snoozes again if it became
+// earlier, so the last snooze is for the earliest deadline.
 #pragma once
 
 #include <atomic>
@@ -104,6 +61,10 @@ struct TimeoutTaskCounters {
   std::atomic<uint64_t> rearms{0};  // of retired tasks; live ones keep their own
 };
 
+// Thread-safety: nextDeadlineEarlier() is called under a monitor's lock from
+// any thread; run() by the pool. The set, the monitors and the counters must
+// outlive every run (the owner detaches the task from every monitor, cancels
+// it and unregisters its Taskable before destroying them).
 class BucketTimeoutTask final : public executor::Task, public DeadlineListener {
  public:
   static constexpr clock::Duration kMinSleep = std::chrono::milliseconds(1);

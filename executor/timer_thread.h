@@ -1,66 +1,40 @@
 // TimerThread (internal to executor/): one thread running a boost::asio
-// io_context that decides when sleeping tasks are due. When a task is due it
-// moves it to the ReadyQueue, for a worker; keeping timers off the worker
-// threads means a long run() never delays another task's timer. The
-// exception is a task that asked for its due runs here
-// (DueRun::kTimerThread, executor_pool.h): the thread claims it (kWaiting to
+// io_context that decides when sleeping tasks are due and moves them to the
+// ReadyQueue, so a long run() never delays another task's timer. A task with
+// DueRun::kTimerThread (executor_pool.h) is instead claimed (kWaiting to
 // kQueued, as a queue would) and, once the wake-up's expired entries are
-// settled, runs it through the pool's run protocol (the RunDue callback),
-// saving the worker's wake-up. Its re-arm queues a settle request like any
-// other: in onWakeUp() drained before the thread sleeps, in a drain handler
-// posted or left for the planned wake-up, as any request is.
+// settled, run here through the pool's run protocol (RunDue); its re-arm is a
+// settle request like any other, drained before the thread sleeps.
 //
-// Timers: a deadline map (time -> task, each task knowing its own entry) and
-// one asio steady_timer armed for the earliest entry — the shape of asio's own
-// timer queue, but with no asio object inside a Task, so a Task may outlive
-// the pool, and re-arming a task is a map erase + insert on this thread.
+// Timers: a deadline map (time -> task, each task knowing its entry) and one
+// steady_timer armed for the earliest entry; no asio object lives in a Task,
+// so a Task may outlive the pool. Re-arming is a map erase + insert here. The
+// record's `armed` atomic publishes where the entry is (task_record.h keeps it
+// at or before the wake time). Guarantees: a task is never queued before its
+// wake time, and a timed one at most kSlack (plus scheduling) after it.
 //
-// Early arming. For a wake time W that changed since the task was last armed,
-// its entry is placed at now + (W - now) / kEarlyArmDivisor rather than at W
-// (when that passes and W has not moved again, the entry is placed at W
-// itself). A task whose wake time keeps being pushed around — the per-vbucket
-// SyncWrite timeout, re-snoozed for each new head of its list with timeouts
-// that vary per write — then takes snoozes to anything later than that early
-// point as a plain atomic store. The price is one extra expiry per re-snoozed
-// interval: a task whose wake time never changes still expires once at W.
+// Early arming: for a wake time W that changed since the task was last armed
+// (and at least kEarlyArmMin away), the entry goes at now + (W - now) /
+// kEarlyArmDivisor, and at W once that passes with W unchanged. A task
+// re-snoozed to varying times (the per-bucket SyncWrite timer) then takes a
+// snooze to anything later than that point as a plain atomic store, for one
+// extra expiry per changed interval.
 //
-// The record's `armed` atomic publishes the time the task's entry is at; see
-// task_record.h for the protocol that keeps it at or before the wake time.
+// Timer slack: a sleep of kExactBelow or more is placed at its time rounded
+// up to a multiple of kSlack on the steady clock's epoch (as Linux's timer
+// slack), so periodic tasks in one slot expire in one wake-up; shorter sleeps
+// are placed exactly.
 //
-// Timer slack. An entry for a sleep of kExactBelow or more is placed at its time
-// rounded UP to a multiple of kSlack (on the steady clock's epoch), like
-// Linux's timer slack: periodic tasks whose times fall in one slot — the
-// flusher's tick and the event-driven timeout timer, whose own slack is a
-// multiple of it — expire together, in one wake-up of this thread. A task is
-// never queued before its wake time; a timed one up to kSlack after it.
-// Shorter sleeps are placed exactly.
-//
-// Settling without waking the thread. A settle request whose slot is no
-// earlier than the thread's next planned wake-up (`planned_`, the time its
-// asio timer is armed for), when that wake-up is at most kQueueWithin away,
-// is only queued: the thread settles the queue when it wakes, which is no
-// later than that slot. An earlier slot, or a wake-up further off, posts. (A
-// task queued for long stays unsettled: its `armed` is not yet set, so each
-// further snooze to an earlier time takes the pool's id lookup and comes
-// here; queueing only for a near wake-up bounds that to a few slots.)
-//
-// The tick. After a wake-up that queued tasks, the thread plans one more at
-// the start of the slot after next. A task queued now that re-arms itself for
-// a slot or more after its run (the flusher's 1 ms pace while a SyncWrite
-// awaits persistence, the event-driven timeout timer's next slot, the
-// polling task's interval) then finds a
-// wake-up planned no later than its slot, and its re-arm costs no post. A
-// task whose period ends by the tick costs this thread one wake-up per period
-// (the tick drains its re-arm and finds it due) rather than a post and an
-// expiry; a longer period (the flusher's 10 ms pace under plain writes)
-// still costs two (the tick, then the expiry). A tick
-// that finds nothing costs one wake-up and plans no further tick; an idle
-// pool plans none.
-//
-// The race between "a client queues a request for W, then reads planned_"
-// and "the thread publishes a later planned_ after a wake-up, then reads the
-// queue's length" is closed Dekker-style (both sequentially consistent): one
-// of them sees the other's store, so either the client posts or the thread
+// Settling without a post: a request whose slot is no earlier than the next
+// planned wake-up (`planned_`), when that is at most kQueueWithin away, is
+// only queued and drained at that wake-up; otherwise it posts. After a wake-up
+// that queued tasks for the workers, the thread plans one more (the tick) at
+// the start of the slot after next, so a task that re-arms a slot or more
+// ahead after its run (the flusher, the polling task) costs no post; a tick
+// that finds nothing plans no further one, and an idle pool plans none.
+// The race between a client queueing then reading planned_, and the thread
+// publishing planned_ then reading the queue's length, is closed Dekker-style
+// (both sequentially consistent): either the client posts or the thread
 // drains the request before it sleeps.
 #pragma once
 

@@ -92,11 +92,15 @@ class Bucket final : private vbucket::QueueListener {
   durability::BucketDurability& durability() noexcept { return *durability_; }
   const durability::BucketDurability& durability() const noexcept { return *durability_; }
 
-  // BucketDurability::write(); for an accepted SyncWrite (kPending) it then
-  // reports the prepare persisted locally and tells each simulated replica.
-  // `completion` may run before this returns: on another thread, or on this
-  // one when that local persistence completes the write (a chain with no
-  // replica, a level that needs persistence on the active).
+  // BucketDurability::write(), unless the bucket is at its quota and this is
+  // not a delete: then kTemporaryFailure (recovery is requested if checkpoint
+  // memory is above its lower mark) and `completion` is destroyed uncalled. The
+  // flusher and the simulated replicas learn of what the write queued
+  // through queued(), and read it on their own threads; nothing is reported
+  // persisted or acknowledged here. A kPending write's `completion` is never
+  // called on this thread inside this call (one satisfied at once is
+  // deferred to a pool task), but may run on another thread (an ack, the
+  // flusher's report, a timeout, that task) before this returns.
   durability::WriteResult write(vbucket::Vbid vbid, durability::WriteRequest request,
                                 durability::Completion completion);
 

@@ -114,7 +114,7 @@ void Connection::queueTurn() {
 void Connection::takeTurn() {
   assert(executor_.running_in_this_thread());
   // Unordered: what resolved before these requests execute is answered
-  // first (connection.h, "Late answers"). No lock unless a SyncWrite of
+  // first (connection.h, takeTurn()). No lock unless a SyncWrite of
   // this connection is pending.
   if (unordered_pending_ != 0) fillFromInbox(/*drain=*/false);
   const TurnEnd end = processBuffered();

@@ -1,129 +1,43 @@
-// Connection: one client's TCP connection — framing, ordering and closing.
+// Connection: one client's TCP connection — framing, answer order, flow
+// control and closing. Reads with protocol::PacketReader, validates each
+// packet with protocol::parseRequest and hands it to the Dispatcher.
 //
-// Reads with protocol::PacketReader, validates each packet with
-// protocol::parseRequest and hands it to the Dispatcher.
-//
-// Ordered (the default): answers leave in request order. While no answer
-// is owed, a request's answer goes straight to ready_out_; a deferred one (a
+// Order. Ordered (the default): answers leave in request order. While no
+// answer is owed an answer goes straight to ready_out_; a deferred one (a
 // SyncWrite) and every request behind it take an AnswerSlot (answer_slot.h),
-// in arrival order. Most are answered at once, a durable write's when it
-// resolves (its completion may run on any thread and posts the fill to this
-// connection's I/O thread). A slot that is not ready holds back the ones behind
-// it, so a client sees its answers in request order even though durable
-// writes resolve later.
+// and a slot not yet ready holds back the ones behind it. Unordered (HELLO
+// agreed UnorderedExecution, kv_engine docs/UnorderedExecution.md): an answer
+// leaves once decided; the client matches answers by opaque. Either way
+// requests are executed in arrival order, so HELLO, SASL and SELECT_BUCKET
+// apply to every request after them (see takeTurn() for the unordered case).
 //
-// Unordered (once HELLO agreed UnorderedExecution, kv_engine
-// docs/UnorderedExecution.md): an answer leaves as soon as it is decided, so
-// nothing waits behind a pending SyncWrite; the client matches answers by
-// opaque. Requests are still executed in arrival order — only a SyncWrite's
-// answer comes later — so a command that changes the connection's state
-// (HELLO, SASL, SELECT_BUCKET) takes effect for every request after it, as
-// the ordered semantics would have it. Slots still pending from before the
-// switch keep their order among themselves.
+// Flow control. Reading stops while kMaxSlots requests are unanswered or not
+// yet handed to a write, or max_send_queue_bytes of decided answers are not
+// yet taken by the kernel, and resumes once answers are sent. The byte bound
+// is checked before each request: a client that never reads costs at most
+// that bound, the answer that crossed it, and the answers of SyncWrites
+// already in flight (as kv_engine's max_send_queue_size). One write is in
+// flight at a time; it carries every ready answer.
 //
-// Flow control: at most kMaxSlots requests are unanswered or answered but
-// not yet handed to a write, and at most max_send_queue_bytes of answers are
-// unsent (decided, and not yet taken by the kernel); at either bound the
-// connection stops reading until answers have been sent (or, quiet ones that
-// succeeded, taken with nothing to send). The byte bound is
-// checked before each request, so a client that never reads costs at most
-// that much plus the one answer that crossed it, and the answers of
-// SyncWrites already in flight (kv_engine's max_send_queue_size does the
-// same: it stops accepting new commands). One write is in flight at a time;
-// it carries every ready response.
+// Fairness. A turn executes at most kRequestsPerTurn requests (memcached's -R
+// default); the rest wait as a new turn in the I/O thread's TurnQueue
+// (turn_queue.h), with no read until the buffer is drained. While turns wait,
+// a read of kQueuedReadBytes or more queues its first turn there too. After a
+// turn that spent its budget, or a drain, the I/O thread yields its CPU once
+// busy a slice (busy_yield.h; docs/benchmarks.md, "Who stalls the bystander").
 //
-// Fairness: one turn on the I/O thread executes at most kRequestsPerTurn
-// requests. A read that brought more (a pipelining client: a 64 KiB read can
-// hold hundreds of SETs) sends what is answered and queues the rest as a new
-// turn in its I/O thread's TurnQueue (turn_queue.h), which posts at most two
-// such turns at a time, in arrival order; it reads no more
-// until its buffer is drained. So a light connection's read waits behind a
-// few busy connections' turns, not one turn of each. Without the
-// budget, a burst of pipelined writes on a few hundred connections queued
-// ~1 ms of work per connection ahead of everyone else: a GET on another
-// connection waited up to a third of a second (bench/timeout_storm); with
-// the budget alone, still tens of ms (docs/benchmarks.md, "Who stalls the
-// bystander"). The figure is memcached's default for -R (requests per
-// event, "to prevent starvation"). While turns wait in that queue, a read
-// of kQueuedReadBytes or more queues its first turn there too, rather than
-// running it in the read's completion: one epoll wake-up can complete up to
-// 128 such reads, and their turns of 20 requests each ran back to back
-// before the reactor looked again (~10 ms at 300 pipelining connections). A
-// light connection's read (a request or a few) still runs at once. Last,
-// the I/O thread itself gives way: after a turn that spent its budget, or a
-// drain of late answers, once it has run a millisecond without sleeping it
-// lets the threads waiting for its CPU go first (busy_yield.h), which the
-// kernel would otherwise do only at its next tick.
+// Closing. Graceful (QUIT, beginShutdown()): see beginShutdown(). At the
+// peer's end of stream or a protocol violation (bad magic; a body over
+// max_packet_size, answered 0x03 first): stop reading and executing, send the
+// answers that are ready (ordered: up to the first pending slot), close;
+// pending SyncWrite answers are dropped, their writes still resolve in the
+// bucket (memcached too closes on a read of 0 bytes). I/O error: at once.
 //
-// Idle and stalled (connection_idle_time, unless 0): a timer on the I/O thread,
-// re-armed only when it fires, closes a connection that made no progress
-// for that long. Progress is a read that brought bytes or a write that the
-// kernel took bytes of (the reads and writes only stamp the time). No progress while a
-// write is in flight: the client does not read its answers (stalled), and
-// it is closed even with SyncWrites pending. No progress with no write in
-// flight: closed (idle) unless an answer is still owed (a pending SyncWrite:
-// the client waits for us), a turn waits in the TurnQueue (read requests
-// not yet executed), or the connection opened DCP (a replica's stream may be
-// quiet as long as there is nothing to acknowledge).
-//
-// Closing:
-//  - graceful (QUIT, server shutdown): stop reading, wait for every slot,
-//    send them, close;
-//  - at the peer's end of stream, or on a protocol violation (bad magic; a
-//    body over max_packet_size, which is answered 0x03 first): stop reading,
-//    send the answers that are ready in order, close — answers still pending
-//    (SyncWrites) are dropped with the connection, and their writes stay
-//    tracked and resolve in the bucket. A client that closed its end is gone
-//    (memcached's try_read_network treats a read of 0 bytes as an error and
-//    closes the connection; kv_engine's daemon grew from that code):
-//    waiting for its SyncWrites kept it open, and at SIGTERM 300k answers
-//    were built, posted and written to dead peers before the server could exit;
-//  - on an I/O error: close at once.
-//
-// Late answers: a SyncWrite's LateReply (this connection and a ticket: the
-// slot's sequence number, or an index into the unordered shapes) may run on
-// any thread (an executor worker resolving timeouts, the I/O thread that took
-// a replica's ack). It appends the resolution to the connection's inbox
-// under a mutex and queues one drain only when the inbox was empty, so the N
-// answers that one timeout run or one ack resolves for this connection cost
-// one handler on the I/O thread and leave in one write — not N handlers
-// queued ahead of every other connection's reads. The drain waits in its
-// I/O thread's drain queue (a TurnQueue, like a continuation turn: at most
-// two posted at a time), so a storm that resolves writes for
-// hundreds of connections at once does not queue a drain of each ahead of
-// a light connection's read. The drain builds
-// each answer from the shape the request left (in its slot, or for the
-// unordered stream in unordered_shapes_): a slot keeps the resolution and
-// builds the answer when sent; the unordered stream appends it to its
-// output. Once the connection has closed, a resolution is dropped
-// where it arrives, without a post (the write itself stays tracked and
-// resolves in the bucket like any other).
-//
-// Unordered, a turn first answers what the inbox already holds, then
-// executes its requests: a SyncWrite resolved before a request is executed
-// has its answer leave first, even though its drain still waits in the
-// queue. Without it, a plain write the SDK retried after SyncWriteInProgress
-// could be answered before the SyncWrite whose commit let it through
-// (ServerDurability.UnorderedAnswersASyncWriteResolvedBeforeTheNextRequestFirst
-// failed every round). What stays open is the moment between a commit
-// becoming visible in the hash table and its completion reaching the inbox:
-// a request executed on another I/O thread in that moment is answered
-// first. kv_engine has the same moment: VBucket::commit commits the stored
-// value, then notifies the client's cookie (engines/ep/src/vbucket.cc).
-//
-// A LateReply owns nothing (command.h): while the connection owes answers it
-// holds itself (keepalive_), and the resolution that settles the last one lets
-// go. The count may dip below zero for a moment: a SyncWrite can resolve on
-// another thread before its request's execute() has returned to say it was
-// deferred.
-//
-// Threading: everything but the constructor and the LateReplies' delivery
-// runs on the connection's I/O thread, through the socket's executor: its
-// thread's io_context, which that one thread alone runs (server.h), so the
-// connection's handlers never run beside each other and need no strand.
-// start(), beginShutdown() and the inbox's drain post to it. The object is owned by
-// shared_ptrs: the pending I/O handlers hold one, and the connection holds
-// one to itself while SyncWrites it deferred are unresolved.
+// Threading: everything but the constructor and resolved() runs on the
+// connection's I/O thread, the one thread that runs its io_context (server.h),
+// so its handlers never run beside each other and need no strand. Owned by
+// shared_ptrs: the pending I/O handlers hold one, and the connection holds one
+// to itself (keepalive_) while answers it deferred are owed.
 #pragma once
 
 #include <atomic>
@@ -151,17 +65,12 @@
 
 namespace syncwrite::server {
 
-// A connection's executor and socket by their concrete types. Through the
-// type-erased any_io_executor (Boost 1.74), each handler the socket or a
-// post dispatched copied the strand the socket then had into a heap-held
-// shared_ptr: heaptrack counted about three allocations per plain request
-// from it (five per durable write). The executor is the I/O thread's
-// io_context itself, not a strand on it: one thread runs that io_context
-// (Server::run; the handlers assert it), which serialises the connection's
-// handlers already, while a strand put each completion through its own
-// queue, mutex, work count and invoker, and copied its shared_ptr. Without
-// it, server CPU per SET at 1 in flight fell 5-13% (docs/benchmarks.md, "A
-// connection's handlers without a strand").
+// A connection's executor and socket by their concrete types: the type-erased
+// any_io_executor (Boost 1.74) heap-allocated per dispatched handler. The
+// executor is the I/O thread's io_context itself, not a strand on it: one
+// thread runs that io_context (Server::run; the handlers assert it), which
+// already serialises the connection's handlers. docs/benchmarks.md, "A
+// connection's handlers without a strand".
 using IoExecutor = boost::asio::io_context::executor_type;
 using IoSocket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, IoExecutor>;
 using IoTimer = boost::asio::basic_waitable_timer<
@@ -193,8 +102,14 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // Starts reading. Asynchronous.
   void start();
 
-  // Stops reading and closes once every request read so far is answered and
-  // sent. Asynchronous; idempotent.
+  // Graceful close, as QUIT: posted to the I/O thread, it stops reading and
+  // executing. Every request already executed is answered (a deferred
+  // SyncWrite when it resolves), the answers are sent, then the connection
+  // closes. Requests read but not yet executed — buffered behind a turn
+  // queued in the TurnQueue or behind a flow-control bound — are dropped
+  // unexecuted and unanswered, as is anything not yet read. A connection
+  // already closing after end of stream or a protocol violation keeps that
+  // rule (see "Closing"). Asynchronous; idempotent.
   void beginShutdown();
 
   // "127.0.0.1:54321", for log lines.
@@ -215,6 +130,13 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // Executes buffered requests (processBuffered) and flushes, then reads
   // more or queues another turn (TurnQueue): when the turn's budget ran out
   // first, or when it stopped at a flow-control bound that its flush lifted.
+  // Unordered, it first answers what the inbox already holds, so a SyncWrite
+  // resolved before a request is executed is answered before it (a plain
+  // write the SDK retried after SyncWriteInProgress is not answered ahead of
+  // the commit that let it through). Not covered: a commit visible in the
+  // hash table whose completion has not reached the inbox yet — a request
+  // executed in that moment is answered first, as in kv_engine, where
+  // VBucket::commit commits the value, then notifies the cookie.
   void takeTurn();
   // Queues the next turn in the TurnQueue (turn_posted_: no read until it
   // has run).
@@ -240,8 +162,17 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void noteDeferred();
   // An index into unordered_shapes_ for a SyncWrite's shape.
   uint32_t takeUnorderedIndex();
-  // ReplySink. Any thread: queues the resolution in the inbox (see "Late
-  // answers"); dropped at once once the connection is closed.
+  // ReplySink: a SyncWrite's LateReply (this connection and a ticket: the
+  // slot's sequence number, or kUnorderedTicket | an index into
+  // unordered_shapes_), from any thread (a worker or the timer thread
+  // resolving timeouts, the I/O thread that took an ack). Appends to the
+  // inbox under inbox_mutex_ and queues a drain in drains_ (a TurnQueue: at
+  // most two posted per I/O thread) only when none is posted, so the answers
+  // one timeout run or one batch of acks resolves for this connection cost one
+  // handler and leave in one write. Once the connection has closed the
+  // resolution is dropped here, without a post (the write itself stays
+  // tracked and resolves in the bucket). The last owed answer releases
+  // keepalive_; a LateReply owns nothing (command.h).
   void resolved(uint64_t ticket, const durability::Resolution& resolution) override;
   // On the I/O thread: answers every resolution the inbox holds, then flushes once.
   void drainInbox();
@@ -275,7 +206,14 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void noteUnsent(size_t bytes);
   // `slot` holds its answer: count its bytes as unsent.
   void markReady(const AnswerSlot& slot) { noteUnsent(slot.size()); }
-  // connection_idle_time (see "Idle and stalled").
+  // connection_idle_time, unless 0: a timer on the I/O thread, re-armed only
+  // when it fires, closes a connection that made no progress (a read that
+  // brought bytes, a write the kernel took bytes of; these only stamp the
+  // time) for that long. With a write in flight it is closed (stalled: the
+  // client reads no answers), even with SyncWrites pending; with none, it is
+  // closed (idle) unless an answer is owed, a turn waits in the TurnQueue
+  // (requests read, not yet executed), or it opened DCP (a replica's stream
+  // may be quiet while there is nothing to acknowledge).
   void armIdleTimer(std::chrono::steady_clock::time_point at);
   void onIdleTimer(const boost::system::error_code& error);
   void noteProgress() {
@@ -318,13 +256,9 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // their kInline answers are behind_out_[behind_sent_..], in slot order,
   // and those of kOutOfLine ones are in out_of_line_ by sequence number.
   // A deque of 512-byte blocks (16 slots) that keeps the last four blocks it
-  // freed (base/spare_block.h: a batch of 32 pipelined requests crosses two
-  // or three blocks in, then out): it grows a block at a time, so a
-  // connection with many SyncWrites pending neither leaves the smaller rings
-  // it outgrew in the allocator's free lists nor holds up to twice the room
-  // it uses, as a doubling ring (base::Fifo) did until 2026-11-28. Emptied,
-  // it keeps its first block, the spares (up to 2 KiB) and its map of
-  // blocks, where the ring kept up to 8 KiB.
+  // freed (base/spare_block.h): it grows a block at a time, so a connection
+  // with many SyncWrites pending holds about the room it uses. Emptied, it
+  // keeps its first block, the spares (up to 2 KiB) and its map of blocks.
   base::SpareBlock slots_spare_{4};  // declared first: it outlives slots_
   std::deque<AnswerSlot, base::SpareBlockAllocator<AnswerSlot>> slots_{
       base::SpareBlockAllocator<AnswerSlot>(slots_spare_)};
@@ -375,8 +309,9 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   base::Mutex inbox_mutex_;
   std::vector<LateAnswer> inbox_ ABSL_GUARDED_BY(inbox_mutex_);
   bool drain_posted_ ABSL_GUARDED_BY(inbox_mutex_) = false;
-  // Deferred requests not yet resolved (briefly negative: see "Late
-  // answers"), and this connection while that is above zero.
+  // Deferred requests not yet resolved, and this connection while that is
+  // above zero. Briefly negative: a SyncWrite can resolve on another thread
+  // before its request's execute() has returned to say it was deferred.
   int64_t owed_ ABSL_GUARDED_BY(inbox_mutex_) = 0;
   std::shared_ptr<Connection> keepalive_ ABSL_GUARDED_BY(inbox_mutex_);
   // Set on the I/O thread when the connection closes; read by resolved() on

@@ -1,49 +1,36 @@
-// SimulatedReplica: a replica node the server acknowledges for itself.
+// SimulatedReplica: a replica node the server acknowledges for itself, one per
+// replica a bucket's config lists under "simulated_replicas".
 //
-// A bucket whose config lists a replica under "simulated_replicas" gets one of
-// these per such replica. It receives the bucket's changes as a replica's DCP
-// stream would: given the vbucket map, it reads every vbucket's log through a
-// cursor of its own ("replica:<name>", a LogCursorReader), on its I/O thread, when
-// the bucket marks a vbucket written (markDirty: a prepare at once, anything
-// else on the stream's tick (kStreamTick, 10 ms) while records keep coming). Each read of a
-// vbucket that passed a prepare is received as one ack of the last seqno it
-// passed, and `ack_delay` (plus a random 0..`ack_jitter`) later it
-// acknowledges that seqno to the bucket's durability layer, as a real replica
-// would with DCP_SEQNO_ACKNOWLEDGED once it had received those records (acks
-// are cumulative: it covers every prepare passed). Without a map (unit tests)
-// it has no cursor and is told of prepares by calling onPrepare directly.
+// Stream: given the vbucket map, it reads every vbucket's log through a cursor
+// of its own ("replica:<name>", a LogCursorReader) on its I/O thread, when the
+// bucket marks a vbucket written (markDirty: a prepare at once, anything else
+// on the stream's tick). Each read of a vbucket that passed a prepare is
+// received as one ack of the last seqno it passed (acks are cumulative), sent
+// to the durability layer `ack_delay` plus a random 0..`ack_jitter` later, as a
+// real replica's DCP_SEQNO_ACKNOWLEDGED. Without a map (unit tests) there is no
+// cursor, and onPrepare() is called directly.
 //
-// Faults a test can steer at run time (replica_faults.h): the delay may change
-// (for the acks it holds too: each is then due the new delay after its
-// prepare was received, so healing a slow replica releases what it held), the
-// jitter may change (for the prepares that follow), and the replica may be
-// paused — it keeps receiving prepares and holds their acks — and resumed, when
-// it acknowledges what it holds, in order, as each ack falls due.
+// Faults (replica_faults.h), at run time: the delay may change, for the acks
+// held too (each is then due the new delay after its prepare was received);
+// the jitter, for the prepares that follow; and a paused replica keeps
+// receiving and holds its acks, sending them in order as each falls due once
+// resumed.
 //
-// One ack timer per replica, not per write: due times are kept in
-// non-decreasing order (a due time earlier than the last one queued, after the
-// delay shrank or from the jitter, is raised to it), so a FIFO of (due, vbid,
-// seqno) with the timer armed for its head is enough, and one replica's acks
-// are never reordered. A head already due (ack_delay_ms 0) is not given to
-// the timer: the same work is posted to its thread, which saves a timerfd
-// update and a reactor wake-up per batch. When the timer fires (or the post
-// runs) it acknowledges every entry that is due, keeping only the highest
-// seqno per vbucket (acks are cumulative, so this loses nothing). The FIFO
-// and the timer live on a strand of the io_context it is given (one I/O
-// thread's, which that one thread runs: the stream's reads are posted to the
-// io_context itself, beside the strand), so the acks run on that I/O thread. The writes a turn of
-// acks commits are answered together after the turn's last ack: a connection whose answers several
-// acks commit gets one hand-off (and its I/O thread one wake-up) rather than one per ack. Per ack,
-// the other I/O thread slept and was woken for a handful of answers at a time: 29,000 context
-// switches a second at 4 x 32 durable SETs (docs/benchmarks.md, "Durable SETs: one hand-off per
-// turn of acks"). Each ack may commit a long prefix of its vbucket (a paused replica resumed with
-// 300k writes held), so the acks of one wake-up are sent in turns of about kAckSlice: past it, the
-// rest is posted behind the handlers already queued, and other connections are served in between.
+// Acks: one timer per replica, armed for the head of a FIFO of (due, vbid,
+// seqno) kept in non-decreasing due order (a due time earlier than the last
+// is raised to it), so one replica's acks are never reordered; a head already
+// due is posted instead. A wake-up sends every due ack, the highest seqno per
+// vbucket, and notifies the writes they commit once per turn of acks (one
+// hand-off per connection). A turn runs about kAckSlice, then posts the rest
+// behind the handlers already queued. The FIFO and the timer live on a strand
+// of the given io_context, which one I/O thread runs (the stream's reads are
+// posted to the io_context itself), so the acks run on that thread.
+// docs/benchmarks.md, "Durable SETs: one hand-off per turn of acks".
 //
-// Thread-safety: every member may be called from any thread.
-// Lifetime: the acknowledger and the io_context must outlive this object;
-// stop() must have been called and the io_context must have stopped running
-// before it is destroyed (handlers capture `this`).
+// Thread-safety: every member may be called from any thread. Lifetime: the
+// acknowledger and the io_context must outlive this object; stop() must have
+// been called and the io_context must have stopped running before it is
+// destroyed (handlers capture `this`).
 #pragma once
 
 #include <atomic>
@@ -107,11 +94,9 @@ class SimulatedReplica {
     return std::chrono::milliseconds(ack_jitter_ms_.load(std::memory_order_relaxed));
   }
 
-  // How often the stream reads what nobody waits for while it keeps coming.
-  // The reads only let the log behind the cursor be expelled; at 1 ms the
-  // tick armed a timer on the replica's I/O thread up to a thousand times a
-  // second under plain writes, each expiry a wake-up of that thread when it
-  // slept (docs/benchmarks.md, "Quieter ticks under plain writes").
+  // How often the stream reads what nobody waits for while it keeps coming
+  // (those reads only let the log behind the cursor be expelled).
+  // docs/benchmarks.md, "Quieter ticks under plain writes".
   static constexpr std::chrono::milliseconds kStreamTick{10};
 
   // The bucket queued something in `vbid`: the stream reads it (with a map;
@@ -120,9 +105,8 @@ class SimulatedReplica {
   // cost two relaxed loads. Anything else (a plain write, a commit, an
   // abort) is read at the stream's next read: while records keep coming the
   // stream reads every kStreamTick on its own, so a plain write costs no
-  // post to the replica's I/O thread (at 1 in flight, one per write woke
-  // that thread from the other: docs/benchmarks.md, "Syscalls per request");
-  // from idle, the first one posts a read as a prepare does.
+  // post to the replica's I/O thread (docs/benchmarks.md, "Syscalls per
+  // request"); from idle, the first one posts a read as a prepare does.
   void markDirty(vbucket::Vbid vbid, bool prepare);
 
   // The stream's distance from the head of the logs (0 without a map).

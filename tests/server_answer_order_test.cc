@@ -141,7 +141,7 @@ TEST(ServerDurability, AnswersBehindSyncWritesThatResolveApartLeaveWithEach) {
 }
 
 // Unordered: a SyncWrite resolved before a request executes is answered
-// first (server/connection.h, "Late answers"). Every connection here shares
+// first (server/connection.h, Connection::takeTurn()). Every connection here shares
 // one I/O thread, so the ack's handler commits A and hands its answer to the
 // writer's inbox before or after C (a plain SET of A's key) executes, never
 // in between: C is either refused SyncWriteInProgress (it ran first) or

@@ -169,7 +169,7 @@ Seqno committedSeqno(const Item& item) noexcept {
   if (item.block != ItemBlock::kPrepare) return item.seqno;
   const ResolutionEntry& resolution = static_cast<const PrepareBlock&>(item).resolution;
   return resolution.own_seqno != 0 && resolution.op == QueueOp::kCommit ? resolution.own_seqno
-                                                                         : item.seqno;
+                                                                        : item.seqno;
 }
 
 void intrusive_ptr_release(const Item* item) noexcept {

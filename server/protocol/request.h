@@ -1,50 +1,43 @@
-// Server-side request parsing: a framed packet (from PacketReader) to a
-// validated Request, or the status the server answers instead.
+// Server-side request parsing: a framed packet (from PacketReader) to a validated Request, or
+// the status answered instead (with the request's opcode and opaque; the connection is kept).
 //
 // parseRequest checks, in this order (first failure wins):
 //   1. the opcode is one syncwrite implements          else kUnknownCommand
 //   2. section lengths fit the body                     else kEinval
 //   3. datatype is raw (0) or JSON (1)                  else kEinval
 //   4. key length <= 250 (except HELLO's agent name)    else kEinval
-//   5. framing extras: every frame well formed; only ids 0 (reorder, length
-//      0), 1 (durability) and 3 (tracing, ignored); durability only on
-//      a mutation (isMutation()), 1 or 3 bytes long  else kEinval (repeated:
-//      the last one wins, see request.cc);
-//      level byte names no level, or is 0 (none)        -> kDurabilityInvalidLevel;
-//      timeout 0 or 0xffff                              -> kDurabilityInvalidLevel
+//   5. framing extras well formed, ids 0 (reorder, empty), 1 (durability)
+//      and 3 (tracing, non-empty, ignored) only; durability only on a
+//      mutation (isMutation()), 1 or 3 bytes            else kEinval
+//      (repeated: the last one wins, see request.cc); a level byte naming
+//      no level or 0 (none), a timeout 0 or 0xffff      -> kDurabilityInvalidLevel
 //   6. the opcode's extras / key / value shape (below)  else kEinval
-//   7. no request CAS where kv_engine's validator expects none: every
-//      command but SET, REPLACE, DELETE, APPEND, PREPEND, SELECT_BUCKET and
-//      DCP_OPEN (and FLUSH, which kv_engine refuses)    else kEinval
+//   7. no request CAS but on SET, REPLACE, DELETE, APPEND, PREPEND,
+//      SELECT_BUCKET, DCP_OPEN (as kv_engine's validator) and FLUSH
+//      (which kv_engine refuses)                         else kEinval
+//   8. HELLO's codes, SET_PARAM's type, a state, GET_ERROR_MAP's 2 bytes  else kEinval
 //
-// Shapes (after kv_engine docs/BinaryProtocol.md):
-// (A quiet variant has the shape of its loud form: SETQ as SET, GETKQ as GETK,
-// GATQ as GAT.)
-//   GET, GETK, DELETE  no extras, key, no value
-//   FLUSH              no extras or 4 (a delay, refused unless 0), nothing else
-//   SET, ADD, REPLACE  8-byte extras (flags, expiry), key, any value
-//   INCREMENT, DECREMENT  20-byte extras (delta, initial, expiry), key, no value
-//   APPEND, PREPEND    no extras, key, any value
-//   QUIT, NOOP, VERSION nothing
-//   VERBOSITY          4-byte extras (the level), nothing else
-//   STAT               no extras, optional key (the group), no value
-//   HELLO              no extras, optional key (agent), value of 2-byte codes
-//   SELECT_BUCKET      no extras, key (bucket name), no value
-//   SET_PARAM          4-byte extras (ParamType 1..6), key (config key), value
-//                      (new value as text; may be empty)
-//   SET_VBUCKET        1-byte (or deprecated 4-byte) extras, state 1..4, no key,
-//                      no value
-//   DCP_OPEN           8-byte extras (seqno, flags), key (connection name),
-//                      any value
-//   DCP_SEQNO_ACKNOWLEDGED  8-byte extras (prepared seqno), no key, no value
-//   TOUCH, GAT         4-byte extras (expiry), key, no value
-//   SASL_LIST_MECHS, GET_CLUSTER_CONFIG  nothing
-//   SASL_AUTH, SASL_STEP  no extras, key (mechanism), any value (the message)
-//   GET_META           no extras or 1 byte (the version of the answer), key
-//   GET_ERROR_MAP      no extras, no key, 2-byte value (the version asked)
-//
-// The server answers an error with the request's opcode and opaque (always
-// filled in, even on failure) and keeps the connection.
+// Shapes (kv_engine docs/BinaryProtocol.md); what a shape does not name must be absent, and a
+// quiet variant has its loud form's (SETQ as SET, GETKQ as GETK, GATQ as GAT):
+//   GET, GETK, DELETE       no extras, key, no value
+//   SET, ADD, REPLACE       8-byte extras (flags, expiry), key, any value
+//   APPEND, PREPEND         no extras, key, any value
+//   INCREMENT, DECREMENT    20-byte extras (delta, initial, expiry), key
+//   TOUCH, GAT              4-byte extras (expiry), key
+//   GET_META                no extras or 1 byte (the answer's version), key
+//   FLUSH                   no extras or 4 (a delay, refused unless 0)
+//   QUIT, NOOP, VERSION, SASL_LIST_MECHS, GET_CLUSTER_CONFIG: nothing
+//   VERBOSITY               4-byte extras (the level)
+//   STAT                    optional key (the group)
+//   HELLO                   optional key (agent), value of 2-byte codes
+//   SELECT_BUCKET           key (bucket name)
+//   SET_PARAM               4-byte extras (ParamType 1..6), key, value (text, may be empty)
+//   SET_VBUCKET             1-byte (or deprecated 4-byte) extras, state 1..4
+//   GET_ALL_VB_SEQNOS       no extras or 4 (state filter: 0 alive, or 1..4)
+//   DCP_OPEN                8-byte extras (seqno, flags), key (name), any value
+//   DCP_SEQNO_ACKNOWLEDGED  8-byte extras (prepared seqno)
+//   SASL_AUTH, SASL_STEP    key (mechanism), any value (the message)
+//   GET_ERROR_MAP           2-byte value (the version asked)
 #pragma once
 
 #include <cstdint>
