@@ -5,7 +5,7 @@
 // it costs an allocation per 512 / sizeof(T) elements, for ever. perf's malloc
 // probe counted 0.14 allocations per durable write from two such queues in
 // the server (the simulated replica's acks, a connection's answer slots;
-// docs/benchmarks.md).
+// docs/benchmarks.md as of d3081a1).
 //
 // A Fifo is a ring (boost::circular_buffer) that doubles when full and
 // otherwise reuses the room it has, so steady traffic allocates nothing. Once

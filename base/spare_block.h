@@ -10,7 +10,7 @@
 // in bursts crosses several blocks at a time, in and then out: a queue whose
 // bursts span k blocks needs k spares (a connection's answer slots, which a
 // batch of 32 pipelined requests pushes across two blocks: one spare left
-// 0.024 allocations per durable write, docs/benchmarks.md). The price is
+// 0.024 allocations per durable write, docs/benchmarks.md as of d3081a1). The price is
 // those blocks, held once traffic has passed, until the SpareBlock goes.
 //
 // base::Fifo (fifo.h) avoids the churn by being a ring, at the price of up to

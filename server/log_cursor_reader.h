@@ -14,7 +14,7 @@
 // readers, the flusher and (since acks are cumulative) the simulated
 // replica, both do.
 // Under plain SETs this took the two readers from 16.6% of the server's
-// samples to 3.4% (docs/benchmarks.md, "Readers that skim").
+// samples to 3.4% (docs/benchmarks.md as of d3081a1, "Readers that skim").
 //
 // Memory: the cursor holds back expel (vbucket/checkpoint_manager.h): what it
 // has not read stays in memory, so a reader that stops reading makes

@@ -56,7 +56,7 @@ class SimulatedFlusher {
   // (each wake is a futex call and a context switch: in a profile of the
   // version that woke per mark, the kernel's wake-up and switch paths took
   // about a fifth of the server's samples at ~400k writes/s;
-  // docs/benchmarks.md, mcbp_load). The pool's timer slack
+  // docs/benchmarks.md as of d3081a1, mcbp_load). The pool's timer slack
   // (executor/timer_thread.h) puts the next run at the start of a 1 ms slot:
   // a run woken by the timer starts just after a slot began, so the next
   // comes two slots on, in the same timer wake-up as the event-driven

@@ -84,7 +84,7 @@ TEST(SpareBlock, ADequeUsedAsAQueueHoldsAtMostOneSpareBlock) {
 }
 
 // A burst crosses several blocks in and then out (a connection's answer
-// slots: docs/benchmarks.md): with as many spares as the burst's blocks,
+// slots: docs/memory.md): with as many spares as the burst's blocks,
 // every block after the first burst is one it freed.
 TEST(SpareBlock, BurstsOfKBlocksComeBackFromKSpares) {
   constexpr int kBurst = 3;

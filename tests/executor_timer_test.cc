@@ -3,8 +3,8 @@
 // yet waits for its slot, and which settle requests are queued for the
 // thread's planned wake-up rather than posted (a count of posts, not a time).
 // The tick's saving for periodic tasks depends on a worker re-arming before
-// the tick, so it is measured (docs/benchmarks.md, issue 17's event-driven
-// CPU), not asserted: a test of it failed under two busy loops on this
+// the tick, so it is measured (docs/benchmarks.md, "Due runs on the timer
+// thread"), not asserted: a test of it failed under two busy loops on this
 // 2-vCPU machine.
 
 #include "executor/ready_queue.h"
