@@ -8,7 +8,7 @@ namespace syncwrite::config {
 namespace {
 
 TEST(ConfigurationDoc, IsUpToDateWithTheSchema) {
-  const std::string path = std::string(SYNCWRITE_SOURCE_DIR) + "/docs/configuration.md";
+  const std::string path = SYNCWRITE_SOURCE_DIR "/docs/configuration.md";
   absl::StatusOr<std::string> text = readFile(path);
   ASSERT_TRUE(text.ok()) << text.status() << ": run ./dev docs";
   EXPECT_EQ(*text, renderConfigurationMarkdown(Schema::builtin()))

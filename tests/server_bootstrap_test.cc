@@ -265,6 +265,16 @@ TEST(ServerBootstrap, MutationSeqnoAddsTheVbucketUuidAndSeqno) {
   const uint64_t s2 = protocol::wire::load64(second->extras, 8);
   EXPECT_EQ(s1, 2u);  // the plain SET before HELLO was seqno 1
   EXPECT_EQ(s2, 4u);  // prepare 3, commit 4: the commit's seqno
+
+  // GET_META reports the seqno the value was committed at, the same as the
+  // mutation answer (kv_engine's committed item carries its commit's seqno).
+  for (const auto& [key, seqno] : {std::pair{"a", s1}, std::pair{"b", s2}}) {
+    auto meta = call(client, {.opcode = Opcode::kGetMeta, .vbucket = 5, .key = key});
+    ASSERT_TRUE(meta.ok());
+    ASSERT_EQ(meta->status, Status::kSuccess);
+    ASSERT_EQ(meta->extras.size(), 20u);
+    EXPECT_EQ(protocol::wire::load64(meta->extras, 12), seqno) << key;
+  }
 }
 
 TEST(ServerBootstrap, GetMetaTouchGatAndExpiry) {
