@@ -17,5 +17,7 @@ using TimePoint = std::chrono::steady_clock::time_point;
 
 // A time point that no clock reaches: "never" / "sleep forever".
 inline constexpr TimePoint kNever = TimePoint::max();
+// kNever as a count of Duration ticks since the epoch, for deadlines kept in atomics.
+inline constexpr Duration::rep kNeverRep = kNever.time_since_epoch().count();
 
 }  // namespace syncwrite::clock

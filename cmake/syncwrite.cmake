@@ -1,11 +1,47 @@
 # Helpers shared by every layer's CMakeLists.txt.
 
+option(SYNCWRITE_UNITY_TESTS "Compile each test executable's sources six at a time as one" OFF)
+
 # syncwrite_test(NAME SOURCES... LIBS lib...)
 # A GoogleTest binary in <build>/bin/, registered with ctest test by test.
 # Its sources are recorded for syncwrite_check_test_registration().
+#
+# With SYNCWRITE_UNITY_TESTS (the gcc presets), the sources are compiled six
+# at a time: generated files <build>/.../unity/NAME_N.cc include them by their
+# path from the repository root, so GoogleTest's and our headers are parsed once
+# per six sources, and the generated text is the same in every clone (ccache
+# hits across clones; CMake's own UNITY_BUILD writes absolute paths). A test
+# source must then not reuse a name another source of its executable defines
+# in an anonymous namespace; the clang preset compiles each on its own.
 function(syncwrite_test name)
   cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
-  add_executable(${name} ${ARG_UNPARSED_ARGUMENTS})
+  set(compiled ${ARG_UNPARSED_ARGUMENTS})
+  if(SYNCWRITE_UNITY_TESTS)
+    set(compiled "")
+    set(text "")
+    set(count 0)
+    set(batch 0)
+    foreach(src IN LISTS ARG_UNPARSED_ARGUMENTS)
+      get_filename_component(abs ${src} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+      file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${abs})
+      string(APPEND text "#include \"${rel}\"\n")
+      math(EXPR count "${count} + 1")
+      if(count EQUAL 6)
+        set(out ${CMAKE_CURRENT_BINARY_DIR}/unity/${name}_${batch}.cc)
+        file(CONFIGURE OUTPUT ${out} CONTENT "${text}" @ONLY)
+        list(APPEND compiled ${out})
+        math(EXPR batch "${batch} + 1")
+        set(text "")
+        set(count 0)
+      endif()
+    endforeach()
+    if(count GREATER 0)
+      set(out ${CMAKE_CURRENT_BINARY_DIR}/unity/${name}_${batch}.cc)
+      file(CONFIGURE OUTPUT ${out} CONTENT "${text}" @ONLY)
+      list(APPEND compiled ${out})
+    endif()
+  endif()
+  add_executable(${name} ${compiled})
   foreach(src IN LISTS ARG_UNPARSED_ARGUMENTS)
     get_filename_component(abs ${src} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
     set_property(GLOBAL APPEND PROPERTY SYNCWRITE_TEST_SOURCES ${abs})

@@ -8,8 +8,6 @@ namespace syncwrite::durability {
 
 namespace {
 
-constexpr clock::Duration::rep kNeverRep = clock::kNever.time_since_epoch().count();
-
 // The resolution of `prepare`'s write, before saying how it resolved.
 Resolution resolutionOf(const vbucket::Item& prepare, Vbid vbid) noexcept {
   Resolution r;
@@ -311,6 +309,7 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
     // In seqno order, so the log resolves its prepares in order.
     const Seqno abort_seqno =
         close ? 0 : vb_.checkpointManager().queueResolution(vbucket::QueueOp::kAbort, w.prepare);
+    if (!close) ++counters_.aborted_other;
     if (w.answered()) continue;  // answered at its deadline already
     Resolution r = resolutionOf(*w.prepare, vb_.id());
     r.reason = reason;
@@ -374,8 +373,8 @@ void ActiveDurabilityMonitor::popHeadLocked() {
 }
 
 void ActiveDurabilityMonitor::publishLocked() {
-  clock::Duration::rep head = kNeverRep;
-  clock::Duration::rep next = kNeverRep;
+  clock::Duration::rep head = clock::kNeverRep;
+  clock::Duration::rep next = clock::kNeverRep;
   if (!writes_.empty()) {
     head = writes_.front().deadline().time_since_epoch().count();
     next = head;

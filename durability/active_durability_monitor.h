@@ -105,6 +105,7 @@ struct MonitorCounters {
   uint64_t committed = 0;
   uint64_t aborted_timeout = 0;  // aborts queued at the deadline (answered then or before)
   uint64_t ambiguous_other = 0;
+  uint64_t aborted_other = 0;  // aborts queued by abortAll() (left active, flushed)
   // Answered ambiguous at their deadline while an older write headed the
   // vbucket; each is also counted when its prepare later commits or aborts.
   uint64_t answered_behind_head = 0;

@@ -408,6 +408,7 @@ DurabilityStats BucketDurability::stats() const {
     s.committed += c.committed;
     s.aborted_timeout += c.aborted_timeout;
     s.ambiguous_other += c.ambiguous_other;
+    s.aborted_other += c.aborted_other;
     s.plain_writes += c.plain_writes;
     s.refused += c.refused;
     s.answered_behind_head += c.answered_behind_head;

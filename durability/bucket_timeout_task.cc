@@ -10,7 +10,6 @@ namespace syncwrite::durability {
 
 namespace {
 
-constexpr clock::Duration::rep kNeverRep = clock::kNever.time_since_epoch().count();
 // Armed "before every deadline": a slice that yielded runs again at once,
 // and no writer's deadline is earlier, so none re-arms it meanwhile.
 constexpr clock::Duration::rep kRunNowRep = std::numeric_limits<clock::Duration::rep>::min();
@@ -29,17 +28,17 @@ BucketTimeoutTask::BucketTimeoutTask(executor::Taskable& owner, executor::Execut
       clock_(clock),
       slack_(std::max(slack, clock::Duration::zero())),
       counters_(counters),
-      armed_(kNeverRep),
+      armed_(clock::kNeverRep),
       max_slice_(max_slice.count()) {}
 
 bool BucketTimeoutTask::run() {
   if (taskable().isShutdown()) return false;
   // "Looking": a deadline made earlier from here on is either seen below or
   // arms the timer itself.
-  armed_.store(kNeverRep, std::memory_order_seq_cst);
+  armed_.store(clock::kNeverRep, std::memory_order_seq_cst);
   const clock::TimePoint now = clock_.now();
   const clock::Duration max_slice = maxSlice();
-  clock::Duration::rep next = kNeverRep;
+  clock::Duration::rep next = clock::kNeverRep;
   // From where the last slice stopped to the end of the set, then from its
   // start up to there.
   const size_t size = in_flight_.size();
@@ -113,7 +112,7 @@ void BucketTimeoutTask::snoozeForArmed(clock::Duration::rep deadline) {
 }
 
 void BucketTimeoutTask::snoozeFor(clock::Duration::rep deadline_rep) {
-  if (deadline_rep == kNeverRep) {
+  if (deadline_rep == clock::kNeverRep) {
     pool_.snooze(*this, clock::Duration::max());
     return;
   }

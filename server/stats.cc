@@ -149,6 +149,7 @@ nlohmann::json durabilityStatsJson(const durability::DurabilityStats& s) {
       {"sync_writes_committed", s.committed},
       {"sync_writes_aborted_timeout", s.aborted_timeout},
       {"sync_writes_ambiguous_other", s.ambiguous_other},
+      {"sync_writes_aborted_other", s.aborted_other},
       {"sync_writes_answered_behind_head", s.answered_behind_head},
       {"sync_writes_committed_after_answer", s.committed_after_answer},
       {"plain_writes", s.plain_writes},

@@ -6,6 +6,7 @@
 //   "durability" the selected bucket's BucketDurability::stats():
 //                durability_mode, sync_writes_in_flight, sync_writes_committed,
 //                sync_writes_aborted_timeout, sync_writes_ambiguous_other,
+//                sync_writes_aborted_other,
 //                sync_writes_answered_behind_head,
 //                sync_writes_committed_after_answer,
 //                plain_writes, writes_refused, timeout_task_runs,

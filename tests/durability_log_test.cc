@@ -32,34 +32,38 @@ const char* const kCursor = "replica-stream";
 // Returns, for each problem found, one line naming it (empty: well-formed).
 std::vector<std::string> problemsOf(const std::vector<vbucket::LogRecord>& log) {
   std::vector<std::string> problems;
-  std::map<std::string, Seqno, std::less<>> in_flight;  // key → its prepare's seqno
+  std::map<Seqno, std::string> in_flight;  // prepare's seqno → its key, until resolved
+  auto inFlightFor = [&](const std::string& key) {
+    for (const auto& [seqno, k] : in_flight) {
+      if (k == key) return seqno;
+    }
+    return Seqno{0};
+  };
   for (const vbucket::LogRecord& r : log) {
     const std::string key(r.item->key());
     const std::string at = " at seqno " + std::to_string(r.seqno) + " (key " + key + ")";
-    const auto it = in_flight.find(key);
+    const Seqno open = inFlightFor(key);
     switch (r.op) {
       case QueueOp::kPrepare:
-        if (it != in_flight.end()) {
+        if (open != 0) {
           problems.push_back("a second prepare in flight" + at + ", the first at " +
-                             std::to_string(it->second));
+                             std::to_string(open));
         }
-        in_flight[key] = r.seqno;
+        in_flight[r.seqno] = key;
         break;
       case QueueOp::kCommit:
       case QueueOp::kAbort:
-        if (it == in_flight.end() || it->second != r.item->seqno) {
+        if (in_flight.erase(r.item->seqno) == 0) {
           problems.push_back(std::string(vbucket::toString(r.op)) + " of no prepare in flight" +
                              at);
-        } else {
-          in_flight.erase(it);
         }
         break;
       case QueueOp::kMutation:
-        if (it != in_flight.end()) problems.push_back("a mutation over a prepare in flight" + at);
+        if (open != 0) problems.push_back("a mutation over a prepare in flight" + at);
         break;
     }
   }
-  for (const auto& [key, seqno] : in_flight) {
+  for (const auto& [seqno, key] : in_flight) {
     problems.push_back("prepare at seqno " + std::to_string(seqno) + " (key " + key +
                        ") never resolved");
   }

@@ -351,7 +351,7 @@ TEST_F(MonitorTest, MinLevelMakesAPlainWriteASyncWrite) {
   EXPECT_EQ(resolvedTags(), (std::vector<std::string>{"after", "raised"}));
 }
 
-TEST_F(MonitorTest, AbortAllAnswersAmbiguousAndQueuesNothing) {
+TEST_F(MonitorTest, AbortAllAnswersAmbiguousAndQueuesAnAbortForEachInOrder) {
   write("a");
   write("b");
   ResolvedWrites resolved;
@@ -359,12 +359,14 @@ TEST_F(MonitorTest, AbortAllAnswersAmbiguousAndQueuesNothing) {
   EXPECT_EQ(recorder_.size(), 0u) << "nothing is called before notify()";
   resolved.notify();
   ASSERT_EQ(recorder_.size(), 2u);
+  Seqno abort_seqno = 3;  // after the prepares at 1 and 2, in their order
   for (const auto& e : recorder_.entries()) {
     EXPECT_FALSE(e.resolution.committed);
     EXPECT_EQ(e.resolution.reason, AmbiguousReason::kLeftActive);
-    EXPECT_EQ(e.resolution.resolution_seqno, 0u);
+    EXPECT_EQ(e.resolution.resolution_seqno, abort_seqno++);
   }
-  EXPECT_EQ(vb_.highSeqno(), 2u);
+  EXPECT_EQ(vb_.highSeqno(), 4u);
+  EXPECT_EQ(monitor_.counters().aborted_other, 2u);
   EXPECT_FALSE(monitor_.hasSyncWrites());
   EXPECT_EQ(write("a").status, WriteStatus::kPending) << "not closed: still accepts";
 }

@@ -27,7 +27,7 @@ using testing::eventually;
 using vbucket::VBucketState;
 
 constexpr auto kTimeout = 50ms;
-constexpr size_t kVBuckets = 2;
+constexpr size_t kNeverEarlyVBuckets = 2;
 
 enum class Modes { kEventDriven, kPolling, kEventDrivenThenPolling, kPollingThenEventDriven };
 
@@ -51,7 +51,7 @@ class NeverEarlyRun {
       : modes_(modes), resolution_(resolution), coarse_(real_, resolution) {
     EXPECT_TRUE(
         config_
-            .loadJson({{"max_vbuckets", kVBuckets},
+            .loadJson({{"max_vbuckets", kNeverEarlyVBuckets},
                        {"durability_timeout_mode",
                         firstMode(modes) == TimeoutMode::kPolling ? "polling" : "event-driven"}})
             .ok());
@@ -128,7 +128,7 @@ class NeverEarlyRun {
     // vbucket has a write in flight.
     for (int round = 1; round <= 2; ++round) {
       bool armed = false;
-      for (Vbid vb = 0; vb < kVBuckets; ++vb) armed = armed || bucket_->inFlight(vb) > 0;
+      for (Vbid vb = 0; vb < kNeverEarlyVBuckets; ++vb) armed = armed || bucket_->inFlight(vb) > 0;
       const uint64_t runs =
           round == 1 ? before.timeout_task_runs : bucket_->stats().timeout_task_runs;
       if (round == 2) bucket_->checkTimeoutsNow();

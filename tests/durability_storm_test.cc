@@ -31,7 +31,7 @@ namespace {
 using namespace std::chrono_literals;
 using vbucket::VBucketState;
 
-constexpr size_t kVBuckets = 1024;
+constexpr size_t kStormVBuckets = 1024;
 constexpr size_t kWrites = 100'000;
 // What one answer costs on the manual clock, and the slice: about 2,000
 // answers a slice, so at least ~48 slices.
@@ -42,7 +42,7 @@ class DurabilityStormTest : public ::testing::TestWithParam<TimeoutMode> {
  protected:
   DurabilityStormTest() {
     EXPECT_TRUE(config_
-                    .loadJson({{"max_vbuckets", kVBuckets},
+                    .loadJson({{"max_vbuckets", kStormVBuckets},
                                {"durability_timeout_mode", std::string(toString(GetParam()))},
                                {"durability_timeout_slice", kSliceMs}})
                     .ok());
@@ -89,7 +89,7 @@ TEST_P(DurabilityStormTest, EveryWriteIsAbortedOnceInSeqnoOrderInBoundedSlices) 
   // All stamped at the same manual instant with the same timeout: one deadline.
   std::vector<uint64_t> prepare_seqno(kWrites);
   for (uint64_t i = 0; i < kWrites; ++i) {
-    const Vbid vb = static_cast<Vbid>(i % kVBuckets);
+    const Vbid vb = static_cast<Vbid>(i % kStormVBuckets);
     const std::string key = "key" + std::to_string(i);
     WriteRequest request{WriteOp::kSet, key, "v", 1,
                          Requirements{Level::kMajority, *Timeout::fromMillis(1000)}};
@@ -109,7 +109,7 @@ TEST_P(DurabilityStormTest, EveryWriteIsAbortedOnceInSeqnoOrderInBoundedSlices) 
   EXPECT_EQ(stats.in_flight, 0u);
   EXPECT_EQ(stats.aborted_timeout, kWrites);
   std::vector<int> times_answered(kWrites, 0);
-  std::vector<Seqno> last_in_vbucket(kVBuckets, 0);
+  std::vector<Seqno> last_in_vbucket(kStormVBuckets, 0);
   base::MutexLock lock(mu_);
   ASSERT_EQ(answers_.size(), kWrites) << "answered more than once";
   for (const Answer& a : answers_) {
@@ -117,7 +117,7 @@ TEST_P(DurabilityStormTest, EveryWriteIsAbortedOnceInSeqnoOrderInBoundedSlices) 
     const Resolution& r = a.resolution;
     EXPECT_FALSE(r.committed);
     EXPECT_EQ(r.reason, AmbiguousReason::kTimeout);
-    EXPECT_EQ(r.vbid, a.write % kVBuckets);
+    EXPECT_EQ(r.vbid, a.write % kStormVBuckets);
     EXPECT_EQ(r.prepare_seqno, prepare_seqno[a.write]);
     EXPECT_GT(r.resolution_seqno, r.prepare_seqno) << "an abort was queued for it";
     // Completions of one vbucket come from one monitor call at a time, on
@@ -137,7 +137,7 @@ TEST_P(DurabilityStormTest, EveryWriteIsAbortedOnceInSeqnoOrderInBoundedSlices) 
   if (GetParam() == TimeoutMode::kEventDriven) {
     // A slice stops once kSliceMs has passed on the clock after a vbucket:
     // at most kSliceMs / kPerAnswer answers plus one vbucket's writes.
-    const uint64_t per_vbucket = (kWrites + kVBuckets - 1) / kVBuckets;
+    const uint64_t per_vbucket = (kWrites + kStormVBuckets - 1) / kStormVBuckets;
     const uint64_t max_per_slice = std::chrono::milliseconds(kSliceMs) / kPerAnswer + per_vbucket;
     // A run hands its answers over before it counts itself (runs is raised
     // last: bucket_timeout_task.cc), so the snapshot taken once every answer

@@ -28,7 +28,7 @@ using testing::statValue;
 
 // One bucket of 16 vbuckets whose chain is the active alone, so only local
 // persistence stands between a persist-level write and its commit.
-std::string config(std::string_view extra = "") {
+std::string flusherConfig(std::string_view extra = "") {
   return absl::StrCat(R"({"buckets": {"default": {"max_vbuckets": 16, "max_size": 2097152)",
                       std::string(extra), "}}}");
 }
@@ -41,7 +41,7 @@ MutationOptions level(durability::Level l, uint16_t timeout_ms = 60000) {
 
 TEST(SimulatedFlusher, PersistLevelsWaitForAPausedFlusherAndMajorityDoesNot) {
   ServerProcess server;
-  ASSERT_TRUE(server.start(config(R"(, "simulated_flusher_paused": true)")));
+  ASSERT_TRUE(server.start(flusherConfig(R"(, "simulated_flusher_paused": true)")));
   auto admin = server.connect();
   for (durability::Level l :
        {durability::Level::kMajorityAndPersistOnMaster, durability::Level::kPersistToMajority}) {
@@ -71,7 +71,7 @@ TEST(SimulatedFlusher, PersistLevelsWaitForAPausedFlusherAndMajorityDoesNot) {
 
 TEST(SimulatedFlusher, APersistLevelWriteTimesOutAmbiguousBehindAPausedFlusher) {
   ServerProcess server;
-  ASSERT_TRUE(server.start(config(R"(, "simulated_flusher_paused": true)")));
+  ASSERT_TRUE(server.start(flusherConfig(R"(, "simulated_flusher_paused": true)")));
   auto client = server.connect();
   const auto start = std::chrono::steady_clock::now();
   auto r = client.set(3, "k", "v", level(durability::Level::kPersistToMajority, 100));
@@ -82,7 +82,7 @@ TEST(SimulatedFlusher, APersistLevelWriteTimesOutAmbiguousBehindAPausedFlusher) 
 
 TEST(SimulatedFlusher, FlushDelayHoldsPersistLevelWritesAtLeastThatLong) {
   ServerProcess server;
-  ASSERT_TRUE(server.start(config(R"(, "flush_delay_ms": 150)")));
+  ASSERT_TRUE(server.start(flusherConfig(R"(, "flush_delay_ms": 150)")));
   auto client = server.connect();
   const auto start = std::chrono::steady_clock::now();
   auto r = client.set(4, "k", "v", level(durability::Level::kMajorityAndPersistOnMaster));
@@ -97,7 +97,7 @@ TEST(SimulatedFlusher, FlushDelayHoldsPersistLevelWritesAtLeastThatLong) {
 
 TEST(SimulatedFlusher, APausedFlusherFillsTheCheckpointQuotaThenWritesAreRefusedUntilItResumes) {
   ServerProcess server;
-  ASSERT_TRUE(server.start(config(R"(, "simulated_flusher_paused": true)")));
+  ASSERT_TRUE(server.start(flusherConfig(R"(, "simulated_flusher_paused": true)")));
   auto client = server.connect();
   const std::string value(4096, 'v');
   int accepted = 0;

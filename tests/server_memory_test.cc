@@ -33,7 +33,7 @@ using testing::statValue;
 constexpr int64_t kQuota = int64_t{2} * 1024 * 1024;
 
 // One bucket of 16 vbuckets and a 2 MiB quota; `extra` adds bucket keys.
-std::string config(std::string_view extra = "") {
+std::string memoryConfig(std::string_view extra = "") {
   return absl::StrCat(R"({"buckets": {"default": {"max_vbuckets": 16, "max_size": )", kQuota,
                       std::string(extra), "}}}");
 }
@@ -53,7 +53,7 @@ Status setRetrying(protocol::Client& client, uint16_t vb, const std::string& key
 
 TEST(ServerMemory, AWriteLoadTenTimesTheQuotaStaysUnderItAndEveryWriteLands) {
   ServerProcess server;
-  ASSERT_TRUE(server.start(config()));
+  ASSERT_TRUE(server.start(memoryConfig()));
   auto client = server.connect();
   const std::string value(1024, 'v');
   std::map<std::string, std::string> last;
@@ -86,7 +86,7 @@ TEST(ServerMemory, AWriteLoadTenTimesTheQuotaStaysUnderItAndEveryWriteLands) {
 
 TEST(ServerMemory, ALiveDataSetAtTheQuotaIsRefusedReadsGoOnAndDeletesMakeRoom) {
   ServerProcess server;
-  ASSERT_TRUE(server.start(config()));
+  ASSERT_TRUE(server.start(memoryConfig()));
   auto client = server.connect();
   const std::string value(8192, 'v');
   int stored = 0;
@@ -147,7 +147,7 @@ TEST(ServerMemory, ALiveDataSetAtTheQuotaIsRefusedReadsGoOnAndDeletesMakeRoom) {
 
 TEST(ServerMemory, PreparesHeldByAPausedReplicaFillTheQuotaUntilItResumes) {
   ServerProcess server;
-  ASSERT_TRUE(server.start(config(
+  ASSERT_TRUE(server.start(memoryConfig(
       R"(, "replicas": ["replica1"], "simulated_replicas": {"replica1": {"ack_delay_ms": 0}},
           "simulated_replicas_paused": "replica1")")));
   auto admin = server.connect();
@@ -209,7 +209,7 @@ TEST(ServerMemory, PreparesHeldByAPausedReplicaFillTheQuotaUntilItResumes) {
 // so nothing it holds back stays.
 TEST(ServerMemory, TheReplicaStreamCatchesUpWithPlainWritesOnItsTick) {
   ServerProcess server;
-  ASSERT_TRUE(server.start(config(
+  ASSERT_TRUE(server.start(memoryConfig(
       R"(, "replicas": ["replica1"], "simulated_replicas": {"replica1": {"ack_delay_ms": 0}})")));
   auto admin = server.connect();
   auto writer = server.connect();
@@ -243,7 +243,7 @@ TEST(ServerMemory, TheReplicaStreamCatchesUpWithPlainWritesOnItsTick) {
 
 TEST(ServerMemory, TheQuotaIsDynamicAndBadMarksAreRefused) {
   ServerProcess server;
-  ASSERT_TRUE(server.start(config()));
+  ASSERT_TRUE(server.start(memoryConfig()));
   auto client = server.connect();
   auto bad = client.setParam("checkpoint_memory_recovery_lower_mark_percent", "95");
   ASSERT_TRUE(bad.ok());
@@ -262,7 +262,7 @@ TEST(ServerMemory, TheQuotaIsDynamicAndBadMarksAreRefused) {
 
 TEST(ServerMemory, ABadMarkInTheConfigFileIsRefusedAtStart) {
   ServerProcess server;
-  server.spawn(config(R"(, "checkpoint_memory_recovery_lower_mark_percent": 95)"), {},
+  server.spawn(memoryConfig(R"(, "checkpoint_memory_recovery_lower_mark_percent": 95)"), {},
                /*listen=*/false);
   EXPECT_NE(server.wait(), 0);
   EXPECT_NE(server.stderrText().find("checkpoint_memory_recovery_lower_mark_percent 95 is above"),
@@ -272,7 +272,7 @@ TEST(ServerMemory, ABadMarkInTheConfigFileIsRefusedAtStart) {
 
 TEST(ServerMemory, SigtermWhileAtTheQuotaExitsCleanly) {
   ServerProcess server;
-  ASSERT_TRUE(server.start(config()));
+  ASSERT_TRUE(server.start(memoryConfig()));
   auto client = server.connect();
   const std::string value(8192, 'v');
   for (int i = 0; i < 1000; ++i) {

@@ -27,7 +27,7 @@ using testing::setParam;
 using testing::statValue;
 
 // One bucket, 16 vbuckets, replica1 simulated with no delay.
-std::string config(std::string_view mode) {
+std::string faultsConfig(std::string_view mode) {
   return std::string(
              R"({"buckets": {"default": {"max_vbuckets": 16, "durability_timeout_mode": ")") +
          std::string(mode) +
@@ -56,7 +56,7 @@ INSTANTIATE_TEST_SUITE_P(BothModes, ReplicaFaultsTest, ::testing::Values("event-
 
 TEST_P(ReplicaFaultsTest, APausedReplicaMakesWritesTimeOutAndAResumedOneCommits) {
   ServerProcess server;
-  ASSERT_TRUE(server.start(config(GetParam())));
+  ASSERT_TRUE(server.start(faultsConfig(GetParam())));
   auto client = server.connect();
   ASSERT_EQ(timedSet(client, 1, "before", 5000).status, Status::kSuccess);
 
@@ -90,7 +90,7 @@ TEST_P(ReplicaFaultsTest, APausedReplicaMakesWritesTimeOutAndAResumedOneCommits)
 // answered twice.
 TEST_P(ReplicaFaultsTest, AWriteBehindALongHeadIsAnsweredAtItsDeadline) {
   ServerProcess server;
-  ASSERT_TRUE(server.start(config(GetParam())));
+  ASSERT_TRUE(server.start(faultsConfig(GetParam())));
   auto admin = server.connect();
   auto head = server.connect();
   auto behind = server.connect();
@@ -126,7 +126,7 @@ TEST_P(ReplicaFaultsTest, AWriteBehindALongHeadIsAnsweredAtItsDeadline) {
 
 TEST_P(ReplicaFaultsTest, TheAckDelayIsDynamic) {
   ServerProcess server;
-  ASSERT_TRUE(server.start(config(GetParam())));
+  ASSERT_TRUE(server.start(faultsConfig(GetParam())));
   auto client = server.connect();
   setParam(client, "simulated_replica_ack_delay_ms", "replica1=60000");
   const Timed slow = timedSet(client, 5, "slow", 100);
@@ -141,7 +141,7 @@ TEST_P(ReplicaFaultsTest, TheAckDelayIsDynamic) {
 // timeout.
 TEST_P(ReplicaFaultsTest, NoWriteIsAnsweredBeforeItsTimeout) {
   ServerProcess server;
-  ASSERT_TRUE(server.start(config(GetParam())));
+  ASSERT_TRUE(server.start(faultsConfig(GetParam())));
   auto admin = server.connect();
   setParam(admin, "simulated_replicas_paused", "replica1");
   constexpr int kClients = 4, kWrites = 6;
@@ -174,7 +174,7 @@ TEST_P(ReplicaFaultsTest, NoWriteIsAnsweredBeforeItsTimeout) {
 
 TEST(ReplicaFaults, BadValuesAreRefusedAndChangeNothing) {
   ServerProcess server;
-  ASSERT_TRUE(server.start(config("event-driven")));
+  ASSERT_TRUE(server.start(faultsConfig("event-driven")));
   auto client = server.connect();
   for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
            {"simulated_replicas_paused", "nobody"},

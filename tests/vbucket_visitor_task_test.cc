@@ -20,7 +20,7 @@ using std::chrono::milliseconds;
 using testing::ElementsAreArray;
 
 std::vector<Vbid> ids(std::initializer_list<Vbid> l) { return l; }
-std::vector<Vbid> allIds(size_t n) {
+std::vector<Vbid> idsBelow(size_t n) {
   std::vector<Vbid> out;
   for (size_t i = 0; i < n; ++i) out.push_back(static_cast<Vbid>(i));
   return out;
@@ -107,7 +107,7 @@ TEST(VBucketVisitorTask, YieldsAfterEveryCappedChunkAndVisitsEachVBucketOnce) {
   auto task = f.makeTask();
   ASSERT_NE(f.pool.schedule(task), executor::kNoTask);
   auto passes = f.visitor->waitForPasses(1);
-  EXPECT_THAT(passes[0], ElementsAreArray(allIds(64)));
+  EXPECT_THAT(passes[0], ElementsAreArray(idsBelow(64)));
   f.pool.unregisterTaskable(f.owner);  // returns once the task is not running
   EXPECT_EQ(task->passesCompleted(), 1u);
   EXPECT_EQ(task->chunksRun(), 64u) << "one vbucket per chunk: the cap forced a yield each time";
@@ -131,7 +131,7 @@ TEST(VBucketVisitorTask, RunAgainRunsAnotherFullPass) {
   f.visitor->waitForPasses(1);
   task->runAgain();
   auto passes = f.visitor->waitForPasses(2);
-  EXPECT_THAT(passes[1], ElementsAreArray(allIds(16)));
+  EXPECT_THAT(passes[1], ElementsAreArray(idsBelow(16)));
 }
 
 TEST(VBucketVisitorTask, RunAgainDuringAPassLetsItFinishThenRunsOneMore) {
@@ -144,13 +144,13 @@ TEST(VBucketVisitorTask, RunAgainDuringAPassLetsItFinishThenRunsOneMore) {
   task->runAgain();  // coalesces with the first request
   f.visitor->release();
   auto passes = f.visitor->waitForPasses(2);
-  EXPECT_THAT(passes[0], ElementsAreArray(allIds(16))) << "not restarted part-way";
-  EXPECT_THAT(passes[1], ElementsAreArray(allIds(16)));
+  EXPECT_THAT(passes[0], ElementsAreArray(idsBelow(16))) << "not restarted part-way";
+  EXPECT_THAT(passes[1], ElementsAreArray(idsBelow(16)));
   // One more request gives exactly one more pass (the third), not a backlog.
   task->runAgain();
   passes = f.visitor->waitForPasses(3);
   EXPECT_EQ(passes.size(), 3u);
-  EXPECT_THAT(passes[2], ElementsAreArray(allIds(16)));
+  EXPECT_THAT(passes[2], ElementsAreArray(idsBelow(16)));
 }
 
 TEST(VBucketVisitorTask, PeriodicTaskRunsPassAfterPass) {
@@ -158,7 +158,7 @@ TEST(VBucketVisitorTask, PeriodicTaskRunsPassAfterPass) {
   auto task = f.makeTask(StateFilter::all(), clock::Duration::zero());
   f.pool.schedule(task);
   auto passes = f.visitor->waitForPasses(3);
-  for (size_t i = 0; i < 3; ++i) EXPECT_THAT(passes[i], ElementsAreArray(allIds(8)));
+  for (size_t i = 0; i < 3; ++i) EXPECT_THAT(passes[i], ElementsAreArray(idsBelow(8)));
 }
 
 TEST(VBucketVisitorTask, PeriodicPassesStartOnMultiplesOfTheInterval) {
