@@ -5,7 +5,8 @@ and whose input has not changed since.
 A file's key is the SHA-256 of everything its analysis depends on: the
 clang-tidy version, every .clang-tidy of the tree, the header filter, the
 file's compile commands, and its preprocessed text with comments kept
-(`-E -CC`, so a NOLINT in a header counts) and with the tree's path replaced
+(`-E -C`, so a NOLINT in a header counts; -CC, which also keeps those in
+macro bodies, breaks Boost's computed includes) and with the tree's path replaced
 by a placeholder, so a clone elsewhere shares the entries. A clean result is
 recorded as an empty file named by the key under the cache directory; a file
 with findings is analysed again on every run. The cache lives outside the tree
@@ -65,7 +66,7 @@ def preprocess_args(args):
         if a in ("-c", "-MD", "-MMD") or a.startswith("-o"):
             continue
         out.append(a)
-    return out + ["-E", "-CC"]
+    return out + ["-E", "-C"]
 
 
 def tidy_config(root):
