@@ -47,18 +47,11 @@ def compile_commands(build_dir):
 
 
 def preprocess_args(args):
-    """The compile command turned into one that writes the preprocessed text to stdout.
-
-    A precompiled header is dropped (`-Xclang -include-pch -Xclang FILE`) while
-    the header it was made from stays included, so the text holds what the
-    precompiled header holds."""
+    """The compile command turned into one that writes the preprocessed text to stdout."""
     out = []
     i = 0
     while i < len(args):
         a = args[i]
-        if a == "-Xclang" and i + 1 < len(args) and args[i + 1] == "-include-pch":
-            i += 4
-            continue
         if a in ("-o", "-MF", "-MT", "-MQ"):
             i += 2
             continue
@@ -113,9 +106,9 @@ def main():
     def analyse(f):
         path = os.path.realpath(f)
         cmds = commands.get(path)
-        if not cmds:
-            return f, False, "no compile command for %s in %s\n" % (f, opts.build_dir), False
-        key = key_for(path, cmds, common, root)
+        # A file the build does not compile (examples/embed, a CMake project of its own) is
+        # analysed with the command clang-tidy infers from its neighbours, and never cached.
+        key = key_for(path, cmds, common, root) if cmds else None
         if key and os.path.exists(os.path.join(opts.cache, key)):
             return f, True, "", True
         r = subprocess.run(["clang-tidy", "-quiet", "-p", opts.build_dir,
