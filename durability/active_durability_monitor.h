@@ -14,10 +14,9 @@
 //    behind an unexpired head is answered ambiguous (kTimeout,
 //    resolution_seqno 0) by that processTimeout(), and stays tracked, its key
 //    busy, until committed or aborted in order (counted, not answered again);
-//  - abortAll(): every write resolves ambiguous; an abort is queued for each,
-//    in seqno order, unless the bucket is going away (its log goes with it).
-// Every write's completion is called exactly once. Resolutions are appended
-// to a ResolvedWrites under the lock; the caller notifies them after it.
+//  - abortAll(): every write resolves ambiguous, its abort queued in order
+//    unless the bucket is going away. Each completion is called exactly once,
+// from a ResolvedWrites filled under the lock and notified by the caller after.
 // A key with a write in flight refuses another, plain or durable
 // (kSyncWriteInProgress): a set of the writes' deque positions (4 bytes a
 // slot), hashed and compared by their prepares' keys.
