@@ -17,9 +17,10 @@ AnswerSlot AnswerSlot::pending(const LateAnswerShape& shape) noexcept {
   slot.cas_or_counter_ = shape.counter;
   slot.opaque_ = shape.opaque;
   slot.opcode_ = shape.opcode;
-  slot.flags_ = static_cast<uint8_t>((shape.quiet ? kQuiet : 0) | (shape.has_uuid ? kHasUuid : 0) |
-                                     (shape.zero_cas ? kZeroCas : 0) | (shape.json ? kJson : 0) |
-                                     (shape.has_counter ? kHasCounter : 0));
+  slot.flags_ =
+      static_cast<uint8_t>((shape.quiet ? kQuiet : 0) | (shape.has_uuid ? kHasUuid : 0) |
+                           (shape.zero_cas ? kZeroCas : 0) | (shape.json ? kJson : 0) |
+                           (shape.has_counter ? kHasCounter : 0) | (shape.xerror ? kXerror : 0));
   slot.state_ = State::kPending;
   return slot;
 }
@@ -35,6 +36,7 @@ LateAnswerShape AnswerSlot::shape() const noexcept {
   shape.zero_cas = (flags_ & kZeroCas) != 0;
   shape.json = (flags_ & kJson) != 0;
   shape.has_counter = (flags_ & kHasCounter) != 0;
+  shape.xerror = (flags_ & kXerror) != 0;
   if (shape.has_counter && state_ == State::kPending) shape.counter = cas_or_counter_;
   return shape;
 }

@@ -13,9 +13,6 @@
 //  - kOutOfLine: resolved, with an answer that does not fit in the slot (a
 //    counter's value besides a CAS, for a durable INCREMENT/DECREMENT): the
 //    connection keeps its bytes by the slot's sequence number.
-// Before 2026-11-27 a slot was a std::variant of the answer's bytes (a
-// std::string, one allocation per answer behind a pending one), the shape and
-// a resolved answer: 40 bytes.
 //
 // Not thread-safe: a connection's slots live on its I/O thread.
 #pragma once
@@ -65,6 +62,7 @@ class AnswerSlot {
     kZeroCas = 8,
     kJson = 16,
     kHasCounter = 32,
+    kXerror = 64,
   };
   durability::Resolution resolution() const noexcept;
 

@@ -31,7 +31,7 @@ struct Session {
   // What HELLO agreed to; each changes how answers are shaped or sent.
   bool said_hello = false;      // any HELLO: a Couchbase client, not a plain memcached one
   bool json = false;            // JSON: answers may carry datatype JSON
-  bool xerror = false;          // XERROR: error answers may carry a context body
+  bool xerror = false;          // XERROR: every status as it is (else xerror_remap.h)
   bool unordered = false;       // UnorderedExecution: answers leave when decided
   bool mutation_seqno = false;  // MutationSeqno: mutation answers carry uuid + seqno
 
@@ -62,7 +62,8 @@ struct LateAnswerShape {
   bool has_uuid = false;
   bool has_counter = false;
   bool zero_cas = false;
-  bool json = false;  // the connection negotiated JSON: error bodies are marked so
+  bool json = false;    // the connection negotiated JSON: error bodies are marked so
+  bool xerror = false;  // the connection negotiated XERROR: it may be told SyncWriteAmbiguous
 };
 static_assert(sizeof(LateAnswerShape) == 32, "LateAnswerShape grew: update docs/memory.md");
 
@@ -111,6 +112,10 @@ enum class Disposition {
   kAnswered,  // `out` holds the whole answer (possibly nothing)
   kDeferred,  // a LateReply will deliver it
   kClose,     // `out` holds the answer; close the connection after sending it
+  // Nothing of this request's answer is in `out`: close the connection,
+  // sending only the answers already ready (kv_engine's disconnect of a
+  // client without XERROR, xerror_remap.h).
+  kDisconnect,
 };
 
 struct CommandContext {

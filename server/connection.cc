@@ -13,6 +13,7 @@
 #include "server/protocol/request.h"
 #include "server/protocol/response_encoder.h"
 #include "server/read_prefetch.h"
+#include "server/xerror_remap.h"
 
 namespace syncwrite::server {
 
@@ -169,11 +170,23 @@ Connection::TurnEnd Connection::processBuffered() {
       case protocol::PacketReader::Result::kNeedMore:
         return TurnEnd::kDone;
       case protocol::PacketReader::Result::kPacket:
+        // Unordered: a SyncWrite resolved meanwhile, on another thread, is
+        // answered before this request is executed (connection.h, takeTurn()).
+        if (unordered_pending_ != 0 && inbox_filled_.load(std::memory_order_acquire)) {
+          fillFromInbox(/*drain=*/false);
+        }
         handlePacket(next.packet);
         break;
       case protocol::PacketReader::Result::kBadMagic:
         logLine(absl::StrCat("connection ", peer_, ": bad magic 0x",
                              absl::Hex(next.header.magic, absl::kZeroPad2), ", closing it"));
+        closing_ = Closing::kAfterReady;
+        return TurnEnd::kDone;
+      case protocol::PacketReader::Result::kBadLengths:
+        logLine(absl::StrCat("connection ", peer_, ": request header's framing extras (",
+                             next.header.framing_extras_length, ") + extras (",
+                             next.header.extras_length, ") + key (", next.header.key_length,
+                             ") exceed its body length ", next.header.body_length, ", closing it"));
         closing_ = Closing::kAfterReady;
         return TurnEnd::kDone;
       case protocol::PacketReader::Result::kTooBig: {
@@ -208,6 +221,10 @@ void Connection::handlePacket(const protocol::Packet& packet) {
     if (!parsed.ok()) {
       const size_t before = unordered_out_.size();
       protocol::appendParseError(unordered_out_, parsed, session_.json);
+      if (!session_.xerror && !remapForClientWithoutXerror(unordered_out_, before)) {
+        closing_ = Closing::kAfterReady;
+        return;
+      }
       noteUnsent(unordered_out_.size() - before);
       ++unordered_queued_;
       return;
@@ -231,6 +248,14 @@ void Connection::handlePacket(const protocol::Packet& packet) {
         parsed.request, session_, out, [this, seq] { return LateReply(this, seq); }, shape);
   } else {
     protocol::appendParseError(out, parsed, session_.json);
+    if (!session_.xerror && !remapForClientWithoutXerror(out, before)) {
+      disposition = Disposition::kDisconnect;
+    }
+  }
+  if (disposition == Disposition::kDisconnect) {
+    // Nothing was appended (xerror_remap.h): send what is ready, then close.
+    closing_ = Closing::kAfterReady;
+    return;
   }
   if (disposition == Disposition::kDeferred) {
     // A deferring handler appends nothing (dispatcher.h).
@@ -285,6 +310,9 @@ void Connection::handleUnordered(const protocol::Request& request) {
       ++unordered_queued_;
       closing_ = Closing::kAfterAll;
       break;
+    case Disposition::kDisconnect:
+      closing_ = Closing::kAfterReady;
+      break;
     case Disposition::kDeferred:
       ++unordered_pending_;
       break;
@@ -318,6 +346,7 @@ void Connection::resolved(uint64_t ticket, const durability::Resolution& resolut
     // post it to an I/O thread that would drop it anyway.
     if (!gone_.load(std::memory_order_acquire)) {
       inbox_.push_back({ticket, resolution});
+      inbox_filled_.store(true, std::memory_order_release);
       if (!drain_posted_) post = shared_from_this();
       drain_posted_ = true;
     }
@@ -349,6 +378,7 @@ void Connection::fillFromInbox(bool drain) {
     if (drain) drain_posted_ = false;
     if (inbox_.empty()) return;
     draining_.swap(inbox_);
+    inbox_filled_.store(false, std::memory_order_relaxed);
   }
   for (const LateAnswer& answer : draining_) {
     if ((answer.ticket & kUnorderedTicket) != 0) {
@@ -366,11 +396,16 @@ void Connection::fillFromInbox(bool drain) {
 void Connection::fillUnordered(uint32_t index, const durability::Resolution& resolution) {
   if (closed_) return;
   --unordered_pending_;
+  unordered_free_.push_back(index);
+  if (!resolution.committed && !unordered_shapes_[index].xerror) {
+    // SyncWriteAmbiguous is not sent to a client without XERROR (xerror_remap.h).
+    closing_ = Closing::kAfterReady;
+    return;
+  }
   const size_t before = unordered_out_.size();
   appendLateAnswer(unordered_out_, unordered_shapes_[index], resolution);
   noteUnsent(unordered_out_.size() - before);
   ++unordered_queued_;
-  unordered_free_.push_back(index);
   // Like draining_: what a burst grew is not kept by an idle connection.
   if (unordered_pending_ == 0 && unordered_shapes_.capacity() > kMaxSlots / 4) {
     std::vector<LateAnswerShape>().swap(unordered_shapes_);
@@ -382,6 +417,13 @@ void Connection::fill(uint64_t slot_seq, const durability::Resolution& resolutio
   if (closed_ || slot_seq < first_slot_seq_) return;
   AnswerSlot& slot = slots_[slot_seq - first_slot_seq_];
   if (slot.state() != AnswerSlot::State::kPending) return;  // answered already: never twice
+  if (!resolution.committed && !slot.shape().xerror) {
+    // SyncWriteAmbiguous is not sent to a client without XERROR
+    // (xerror_remap.h): the slot stays pending, the answers ahead of it
+    // leave, then the connection closes.
+    closing_ = Closing::kAfterReady;
+    return;
+  }
   if (!slot.resolve(resolution)) {
     std::string& bytes = out_of_line_[slot_seq];
     appendLateAnswer(bytes, slot.shape(), resolution);

@@ -27,8 +27,11 @@
 // busy a slice (busy_yield.h; docs/benchmarks.md, "Who stalls the bystander").
 //
 // Closing. Graceful (QUIT, beginShutdown()): see beginShutdown(). At the
-// peer's end of stream or a protocol violation (bad magic; a body over
-// max_packet_size, answered 0x03 first): stop reading and executing, send the
+// peer's end of stream, a protocol violation (bad magic; sections longer
+// than the body, unanswered, as kv_engine closes; a body over
+// max_packet_size, answered 0x03 first), or an answer a client without
+// XERROR is not sent (xerror_remap.h; for a SyncWrite's SyncWriteAmbiguous,
+// when it resolves): stop reading and executing, send the
 // answers that are ready (ordered: up to the first pending slot), close;
 // pending SyncWrite answers are dropped, their writes still resolve in the
 // bucket (memcached too closes on a read of 0 bytes). I/O error: at once.
@@ -130,13 +133,15 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // Executes buffered requests (processBuffered) and flushes, then reads
   // more or queues another turn (TurnQueue): when the turn's budget ran out
   // first, or when it stopped at a flow-control bound that its flush lifted.
-  // Unordered, it first answers what the inbox already holds, so a SyncWrite
-  // resolved before a request is executed is answered before it (a plain
-  // write the SDK retried after SyncWriteInProgress is not answered ahead of
-  // the commit that let it through). Not covered: a commit visible in the
-  // hash table whose completion has not reached the inbox yet — a request
-  // executed in that moment is answered first, as in kv_engine, where
-  // VBucket::commit commits the value, then notifies the cookie.
+  // Unordered, before each request it answers what the inbox holds (a flag
+  // resolved() sets says when there is any), so a SyncWrite resolved before
+  // a request is executed — on any thread, at any point of the turn — is
+  // answered before it (a plain write the SDK retried after
+  // SyncWriteInProgress is not answered ahead of the commit that let it
+  // through). Not covered: a commit visible in the hash table whose
+  // completion has not reached the inbox yet — a request executed in that
+  // moment is answered first, as in kv_engine, where VBucket::commit commits
+  // the value, then notifies the cookie.
   void takeTurn();
   // Queues the next turn in the TurnQueue (turn_posted_: no read until it
   // has run).
@@ -313,6 +318,9 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // above zero. Briefly negative: a SyncWrite can resolve on another thread
   // before its request's execute() has returned to say it was deferred.
   int64_t owed_ ABSL_GUARDED_BY(inbox_mutex_) = 0;
+  // inbox_ holds answers: set by resolved() and cleared by fillFromInbox(),
+  // both under inbox_mutex_; read without it before each unordered request.
+  std::atomic<bool> inbox_filled_{false};
   std::shared_ptr<Connection> keepalive_ ABSL_GUARDED_BY(inbox_mutex_);
   // Set on the I/O thread when the connection closes; read by resolved() on
   // any thread to drop an answer nobody will read.

@@ -5,6 +5,7 @@
 
 #include "server/commands/families.h"
 #include "server/protocol/response_encoder.h"
+#include "server/xerror_remap.h"
 
 namespace syncwrite::server {
 
@@ -44,12 +45,23 @@ Disposition Dispatcher::execute(const protocol::Request& request, Session& sessi
     return Disposition::kAnswered;
   }
   CommandContext context{context_, request, session, out, defer, late_shape};
-  if (entry.needs_auth && mustAuthenticateFirst(session, context_)) {
+  const size_t before = out.size();
+  Disposition disposition = Disposition::kAnswered;
+  if ((request.datatype & protocol::kDatatypeJson) != 0 && !session.json) {
+    // kv_engine's McbpValidator::verify_header, before any command runs.
+    answerError(context, protocol::Status::kEinval,
+                "Datatype (JSON) not enabled for the connection");
+  } else if (entry.needs_auth && mustAuthenticateFirst(session, context_)) {
     answerError(context, protocol::Status::kNoAccess,
                 "authenticate first (SASL_AUTH): this server has users");
-    return Disposition::kAnswered;
+  } else {
+    disposition = entry.handler(context);
   }
-  return entry.handler(context);
+  // After the handler: a HELLO that turned XERROR on answers as one.
+  if (!session.xerror && !remapForClientWithoutXerror(out, before)) {
+    return Disposition::kDisconnect;
+  }
+  return disposition;
 }
 
 }  // namespace syncwrite::server

@@ -15,6 +15,9 @@
 // of an absent key 0x01; APPEND/PREPEND of one 0x05; a refused SET_PARAM
 // 0x04 with the config layer's message; a request CAS (compare-and-swap)
 // makes SET/REPLACE/DELETE/APPEND/PREPEND conditional (0x02 when it moved).
+// Before any handler: a request marked JSON on a connection that did not
+// negotiate JSON is 0x04. After it, for a connection without XERROR, the
+// answer is remapped or the connection closed (xerror_remap.h, kDisconnect).
 //
 // CAS: the server chooses each write's CAS: nanoseconds of the real-time
 // clock, or the previous CAS + 1 when the clock has not moved past it, so

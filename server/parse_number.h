@@ -1,10 +1,13 @@
-// parseNumber: an integer read from text, with a range check.
+// parseNumber: an integer read from text, with a range check; parseCounter:
+// a counter's value read as kv_engine reads it.
 //
-// The one number parser besides absl::SimpleAtoi/SimpleAtod, which callers use
-// directly when any value of a 32- or 64-bit type will do. This adds what
-// SimpleAtoi lacks: 8- and 16-bit types and a [min, max] range.
+// The number parsers besides absl::SimpleAtoi/SimpleAtod, which callers use
+// directly when any value of a 32- or 64-bit type will do. parseNumber adds
+// what SimpleAtoi lacks: 8- and 16-bit types and a [min, max] range.
 #pragma once
 
+#include <cctype>
+#include <charconv>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -31,6 +34,24 @@ requires(std::is_integral_v<Int> && !std::is_same_v<Int, bool>) std::optional<In
     return std::nullopt;
   }
   return static_cast<Int>(value);
+}
+
+// The value of an INCREMENT/DECREMENT's item, read with the rules of
+// kv_engine's safe_strtoull (utilities/util.cc): leading whitespace is
+// skipped, then one optional '+', then decimal digits up to 2^64 - 1; the
+// digits must end the text or be followed by whitespace, after which
+// anything is ignored ("12 apples" is 12). No '-', no other sign, no empty
+// number, no overflow. Whitespace is C's isspace: space, \t, \n, \v, \f, \r.
+inline std::optional<uint64_t> parseCounter(std::string_view text) noexcept {
+  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  const char* first = text.data();
+  const char* const end = text.data() + text.size();
+  while (first != end && space(*first)) ++first;
+  if (first != end && *first == '+') ++first;
+  uint64_t value = 0;
+  const auto [stop, error] = std::from_chars(first, end, value);
+  if (error != std::errc() || (stop != end && !space(*stop))) return std::nullopt;
+  return value;
 }
 
 }  // namespace syncwrite::server

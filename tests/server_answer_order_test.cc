@@ -175,7 +175,8 @@ TEST(ServerDurability, UnorderedAnswersASyncWriteResolvedBeforeTheNextRequestFir
   auto other2 = connect_on_0();
   auto replica = connect_on_0();
   auto busy = connect_on_0();
-  const protocol::Feature unordered[] = {protocol::Feature::kUnorderedExecution};
+  const protocol::Feature unordered[] = {protocol::Feature::kXerror,
+                                         protocol::Feature::kUnorderedExecution};
   for (protocol::Client* client : {&writer, &other1, &other2}) {
     ASSERT_TRUE(client->hello(unordered).ok());
   }
@@ -241,6 +242,48 @@ TEST(ServerDurability, UnorderedAnswersASyncWriteResolvedBeforeTheNextRequestFir
   EXPECT_GT(c_succeeded, 0) << "C never executed after the ack: the test tested nothing";
 }
 
+// Unordered: a SyncWrite resolved in the middle of a turn is answered before
+// the turn's later requests. The writer is also the replica (DCP_OPEN), so
+// one batch — [its seqno ack, which commits A on this I/O thread, then a
+// plain SET of A's key] — runs in one turn with the resolution forced
+// between the two requests, every time. The SET succeeds (A committed), and
+// its answer must come after A's. Before the inbox was checked before each
+// request (not only at the turn's start), it came first. Resolutions from
+// other threads (a replica on another I/O thread, the timeout task) set the
+// same flag; the test above has the ack on another connection.
+TEST(ServerDurability, UnorderedAnswersASyncWriteResolvedInTheMiddleOfATurnFirst) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
+  auto writer = server.connect();
+  const protocol::Feature unordered[] = {protocol::Feature::kXerror,
+                                         protocol::Feature::kUnorderedExecution};
+  ASSERT_TRUE(writer.hello(unordered).ok());
+  auto opened = writer.dcpOpen("replica1");
+  ASSERT_TRUE(opened.ok());
+  ASSERT_EQ(opened->status, Status::kSuccess);
+  constexpr uint16_t kVb = 3;
+  uint64_t high_seqno = 0;
+  for (int round = 0; round < 20; ++round) {
+    const std::string key = "mid-turn-" + std::to_string(round);
+    std::string batch;
+    const uint32_t a = writer.nextOpaque();
+    protocol::appendStore(batch, Opcode::kSet, a, kVb, key, "a", durable(10'000));
+    const uint32_t noop = writer.nextOpaque();
+    protocol::appendSimple(batch, Opcode::kNoop, noop);
+    ASSERT_TRUE(writer.sendRaw(batch).ok());
+    ASSERT_NO_FATAL_FAILURE(readAnswer(writer, noop, Status::kSuccess));  // A is pending
+
+    batch.clear();
+    protocol::appendSeqnoAcknowledged(batch, writer.nextOpaque(), kVb, high_seqno + 1);
+    const uint32_t c = writer.nextOpaque();
+    protocol::appendStore(batch, Opcode::kSet, c, kVb, key, "c");
+    ASSERT_TRUE(writer.sendRaw(batch).ok());
+    ASSERT_NO_FATAL_FAILURE(readAnswer(writer, a, Status::kSuccess));  // A first, then C
+    ASSERT_NO_FATAL_FAILURE(readAnswer(writer, c, Status::kSuccess));
+    high_seqno += 3;  // A's prepare and commit, C
+  }
+}
+
 // More quiet SyncWrites in flight than a connection takes (1,100 durable
 // SETQs against its bound of 1,024), then a NOOP, in one batch. The replica
 // is the test's DCP connection, so the test sees reading stop at the bound
@@ -277,7 +320,8 @@ TEST(ServerDurability, QuietSyncWritesPastTheInFlightBoundDoNotStallTheConnectio
     SCOPED_TRACE(unordered ? "unordered" : "ordered");
     auto client = server.connect();
     if (unordered) {
-      const protocol::Feature features[] = {protocol::Feature::kUnorderedExecution};
+      const protocol::Feature features[] = {protocol::Feature::kXerror,
+                                            protocol::Feature::kUnorderedExecution};
       ASSERT_TRUE(client.hello(features).ok());
     }
     const std::string prefix = unordered ? "u" : "o";
@@ -324,7 +368,8 @@ TEST(ServerDurability, AnswersKeepRequestOrderWhenUnorderedExecutionIsTurnedOff)
   ServerProcess server;
   ASSERT_TRUE(server.start(silentReplicaConfig("event-driven")));
   auto client = server.connect();
-  const protocol::Feature unordered[] = {protocol::Feature::kUnorderedExecution};
+  const protocol::Feature unordered[] = {protocol::Feature::kXerror,
+                                         protocol::Feature::kUnorderedExecution};
   ASSERT_TRUE(client.hello(unordered).ok());
   std::string batch;
   const uint32_t first = client.nextOpaque();

@@ -37,9 +37,9 @@ constexpr std::string_view kUsersConfig =
 protocol::Client connectOrdered(const ServerProcess& server, bool ordered) {
   protocol::Client client = server.connect();
   if (ordered) return client;
-  const Feature features[] = {Feature::kUnorderedExecution};
+  const Feature features[] = {Feature::kXerror, Feature::kUnorderedExecution};
   auto agreed = client.hello(features);
-  if (!agreed.ok() || agreed->size() != 1) {
+  if (!agreed.ok() || agreed->size() != 2) {
     throw std::runtime_error("the server did not agree to UnorderedExecution");
   }
   return client;
@@ -61,6 +61,10 @@ TEST(ServerBootstrap, CommandsNeedAuthenticationWhenTheServerHasUsers) {
   ServerProcess server;
   ASSERT_TRUE(server.start(std::string(kUsersConfig)));
   auto client = rawClient(server);
+  // XERROR: refused, not disconnected (server_fidelity_test.cc has the
+  // client without it).
+  const Feature xerror[] = {Feature::kXerror};
+  ASSERT_TRUE(client.hello(xerror).ok());
   auto selected = client.selectBucket("default");
   ASSERT_TRUE(selected.ok());
   EXPECT_EQ(selected->status, Status::kNoAccess);
@@ -86,7 +90,7 @@ TEST(ServerBootstrap, CommandsNeedAuthenticationWhenTheServerHasUsers) {
   EXPECT_EQ(selected->status, Status::kSuccess);
   auto missing = client.selectBucket("nope");
   ASSERT_TRUE(missing.ok());
-  EXPECT_EQ(missing->status, Status::kNoAccess);
+  EXPECT_EQ(missing->status, Status::kKeyNotFound);
 
   // The connection with bad credentials did not hurt the server.
   auto other = protocol::Client::connectToBucket("127.0.0.1", server.port(), "default", "test",
@@ -253,7 +257,7 @@ TEST(ServerBootstrap, MutationSeqnoAddsTheVbucketUuidAndSeqno) {
   auto without = client.set(5, "a", "v");
   ASSERT_TRUE(without.ok());
   EXPECT_TRUE(without->extras.empty());
-  const Feature features[] = {Feature::kMutationSeqno};
+  const Feature features[] = {Feature::kXerror, Feature::kMutationSeqno};
   ASSERT_TRUE(client.hello(features).ok());
   auto first = client.set(5, "a", "v");
   auto second = client.set(5, "b", "v", durable(5000));

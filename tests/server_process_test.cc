@@ -383,7 +383,7 @@ TEST(ServerProcess, DataCommandsNeedASelectedBucketButTaskStatsDoNot) {
   EXPECT_EQ(unknown->status, Status::kKeyNotFound);
   auto missing = client.selectBucket("nope");
   ASSERT_TRUE(missing.ok());
-  EXPECT_EQ(missing->status, Status::kNoAccess);
+  EXPECT_EQ(missing->status, Status::kKeyNotFound);
 
   auto refused = protocol::Client::connectToBucket("127.0.0.1", server.port(), "nope", "test");
   EXPECT_TRUE(absl::IsNotFound(refused.status())) << refused.status();

@@ -3,10 +3,12 @@
 //
 // The error map follows kv_engine docs/ErrorMap.md: {"version", "revision",
 // "errors": {"<hex status>": {"name", "desc", "attrs": [...]}}}, one entry
-// per status this server can answer. Versions 1 and 2 are served (the same
-// content; the retry specifications of version 2 are optional and left out);
-// a client asking for a later version gets version 2, as kv_engine answers
-// the highest version it has at or below the one asked.
+// per status this server can answer, with the attributes of kv_engine's
+// error_map_v2.json (protocol/status.h). As kv_engine's ErrorMapManager
+// answers: version 0 is KeyNotFound (there is no such map); 1 is the map as
+// version 1, revision 4 + the v2 revision (all of these attributes exist in
+// version 1); 2 and above get version 2. The retry specifications version 2
+// allows are left out, as kv_engine's own map has none.
 #include <string>
 
 #include <absl/strings/str_cat.h>
@@ -24,7 +26,10 @@ namespace {
 using protocol::Opcode;
 using protocol::Status;
 
-constexpr uint16_t kErrorMapRevision = 1;
+// kv_engine's error_map_v2.json revision whose attributes protocol/status.cc
+// carries, and the revision its v2to1() gives the version 1 map.
+constexpr int kErrorMapRevision = 9;
+constexpr int kVersion1Revision = 4 + kErrorMapRevision;
 constexpr uint16_t kMaxErrorMapVersion = 2;
 
 std::string errorMapJson(uint16_t version) {
@@ -40,15 +45,16 @@ std::string errorMapJson(uint16_t version) {
         {"desc", std::string(protocol::describe(status))},
         {"attrs", std::move(attrs)}};
   }
-  const nlohmann::json map = {
-      {"version", version}, {"revision", kErrorMapRevision}, {"errors", std::move(errors)}};
+  const nlohmann::json map = {{"version", version},
+                              {"revision", version == 1 ? kVersion1Revision : kErrorMapRevision},
+                              {"errors", std::move(errors)}};
   return map.dump();
 }
 
 Disposition getErrorMap(CommandContext& context) {
   const uint16_t asked = protocol::wire::load16(context.request.value, 0);
   if (asked == 0) {
-    answerError(context, Status::kEinval, "GET_ERROR_MAP: version 0 does not exist (1 or 2)");
+    answerError(context, Status::kKeyNotFound, {});
     return Disposition::kAnswered;
   }
   const uint16_t version = asked < kMaxErrorMapVersion ? asked : kMaxErrorMapVersion;

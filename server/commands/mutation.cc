@@ -1,4 +1,5 @@
-// SET, ADD, REPLACE, DELETE.
+// The mutations: SET, ADD, REPLACE, DELETE, and the read-modify-writes
+// INCREMENT, DECREMENT, APPEND, PREPEND; each may be a SyncWrite.
 //
 // A write the durability layer commits at once is answered here; a SyncWrite
 // it accepts (kPending) is answered when it commits (Success with the write's
@@ -10,8 +11,13 @@
 //
 // A request CAS makes SET, REPLACE and DELETE conditional: KeyExists 0x02
 // when the stored CAS differs, KeyNotFound 0x01 when there is no item; ADD
-// with a CAS is Einval (it has nothing to compare with). Flags, expiry and
-// the datatype bit (JSON) are stored with the value.
+// with a CAS is Einval (it has nothing to compare with). Flags and expiry
+// are stored with the value; the datatype is JSON exactly when the value is
+// JSON (json_value.h), whatever the client marked it, as kv_engine decides
+// it on SET and APPEND/PREPEND, and a counter is always JSON. The item-level
+// refusals (KeyNotFound, KeyExists, NotStored, DeltaBadval,
+// SyncWriteInProgress, DurabilityImpossible) carry no body, as kv_engine
+// sets no error context for them.
 //
 // A DELETE's Success carries the deletion's CAS — or 0 for a connection that
 // never sent HELLO, as memcached answers plain memcached clients.
@@ -31,6 +37,7 @@
 
 #include "server/commands/families.h"
 #include "server/dispatcher.h"
+#include "server/json_value.h"
 #include "server/parse_number.h"
 #include "server/protocol/byte_order.h"
 #include "server/protocol/packet.h"
@@ -128,6 +135,7 @@ LateAnswerShape shapeFor(const CommandContext& context, const Bucket& bucket) {
   shape.zero_cas =
       protocol::unquiet(context.request.opcode) == Opcode::kDelete && !context.session.said_hello;
   shape.json = context.session.json;
+  shape.xerror = context.session.xerror;
   if (context.session.mutation_seqno) {
     shape.has_uuid = true;
     shape.vbucket_uuid = bucket.vbucketUuid(context.request.vbucket);
@@ -163,15 +171,13 @@ Sent send(CommandContext& context, Bucket& bucket, durability::WriteRequest writ
       break;
     case durability::WriteStatus::kKeyExists:
       if (retry_on_cas) return Sent::kCasMoved;
-      answerError(context, statusFor(result.status),
-                  std::string(durability::toString(result.status)));
+      answerError(context, statusFor(result.status), {});
       break;
     case durability::WriteStatus::kTemporaryFailure:
       answerError(context, Status::kEtmpfail, memoryFullMessage(bucket));
       break;
     default:
-      answerError(context, statusFor(result.status),
-                  std::string(durability::toString(result.status)));
+      answerError(context, statusFor(result.status), {});
       break;
   }
   return Sent::kDone;
@@ -191,7 +197,7 @@ Disposition mutate(CommandContext& context) {
     write.value = request.value;
     write.meta.flags = request.flags;
     write.meta.expiry = absoluteExpiry(request.expiry, now);
-    write.meta.datatype = request.datatype & protocol::kDatatypeJson;
+    write.meta.datatype = isJson(request.value) ? protocol::kDatatypeJson : protocol::kDatatypeRaw;
   }
   write.cas = Dispatcher::nextCas();
   write.expected_cas = request.cas;
@@ -206,10 +212,9 @@ Disposition mutate(CommandContext& context) {
 }
 
 // What a read-modify-write makes of the current item (null: none): the new
-// value, or a status to answer with its message.
+// value, or a status to answer (with no body: each is item-level).
 struct Modified {
   Status status = Status::kSuccess;
-  std::string message;
   std::string value;
   vbucket::ItemMeta meta;
   std::optional<uint64_t> counter;  // INCREMENT/DECREMENT: the answer's value
@@ -238,12 +243,12 @@ Disposition readModifyWrite(CommandContext& context, Compute compute) {
     // NotStored, as kv_engine's AppendPrependCommandContext remaps a missing
     // key. (INCREMENT/DECREMENT carry no CAS: parseRequest() refuses one.)
     if (request.cas != 0 && item != nullptr && item->cas != request.cas) {
-      answerError(context, Status::kKeyExists, "CAS mismatch");
+      answerError(context, Status::kKeyExists, {});
       return Disposition::kAnswered;
     }
     Modified modified = compute(item.get(), now);
     if (modified.status != Status::kSuccess) {
-      answerError(context, modified.status, modified.message);
+      answerError(context, modified.status, {});
       return Disposition::kAnswered;
     }
     durability::WriteRequest write;
@@ -269,9 +274,12 @@ Disposition readModifyWrite(CommandContext& context, Compute compute) {
 }
 
 // INCREMENT/DECREMENT (kv_engine docs/BinaryProtocol.md): the counter is the
-// value as decimal text; an absent key is created with `initial` unless the
-// expiry is 0xffffffff (then KeyNotFound); an increment wraps at 2^64, a
-// decrement stops at 0; a value that is not a decimal number is DeltaBadval.
+// value as decimal text, read as kv_engine's safe_strtoull reads it
+// (parseCounter, parse_number.h); an absent key is created with `initial`
+// unless the expiry is 0xffffffff (then KeyNotFound); an increment wraps at
+// 2^64, a decrement stops at 0; a value that is no such number is
+// DeltaBadval. The new value is stored as datatype JSON, flags and expiry
+// kept.
 Disposition counter(CommandContext& context) {
   const protocol::Request& request = context.request;
   const bool increment = protocol::unquiet(request.opcode) == Opcode::kIncrement;
@@ -281,21 +289,13 @@ Disposition counter(CommandContext& context) {
     if (item == nullptr) {
       if (request.expiry == 0xffffffff) {
         m.status = Status::kKeyNotFound;
-        m.message = "no such key (and expiry 0xffffffff: do not create it)";
         return m;
       }
       m.meta.expiry = absoluteExpiry(request.expiry, now);
     } else {
-      // Digits only: parseNumber alone would also take a sign or whitespace.
-      const std::string_view text = item->value();
-      const std::optional<uint64_t> current =
-          !text.empty() && text.size() <= 20 &&
-                  text.find_first_not_of("0123456789") == std::string_view::npos
-              ? parseNumber<uint64_t>(text)
-              : std::nullopt;
+      const std::optional<uint64_t> current = parseCounter(item->value());
       if (!current) {
         m.status = Status::kDeltaBadval;
-        m.message = "the value is not a decimal number";
         return m;
       }
       value = increment ? *current + request.delta  // wraps at 2^64
@@ -303,13 +303,14 @@ Disposition counter(CommandContext& context) {
       m.meta = item->meta;
     }
     m.value = std::to_string(value);
+    m.meta.datatype = protocol::kDatatypeJson;
     m.counter = value;
     return m;
   });
 }
 
 // APPEND/PREPEND: the item must exist (NotStored otherwise); flags and
-// expiry stay.
+// expiry stay, the datatype is the joined value's.
 Disposition concat(CommandContext& context) {
   const protocol::Request& request = context.request;
   const bool append = protocol::unquiet(request.opcode) == Opcode::kAppend;
@@ -317,12 +318,12 @@ Disposition concat(CommandContext& context) {
     Modified m;
     if (item == nullptr) {
       m.status = Status::kNotStored;
-      m.message = "no such key to append or prepend to";
       return m;
     }
     m.value = append ? absl::StrCat(std::string(item->value()), std::string(request.value))
                      : absl::StrCat(std::string(request.value), std::string(item->value()));
     m.meta = item->meta;
+    m.meta.datatype = isJson(m.value) ? protocol::kDatatypeJson : protocol::kDatatypeRaw;
     return m;
   });
 }

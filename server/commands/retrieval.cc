@@ -28,7 +28,7 @@ constexpr int kTouchAttempts = 8;
 // A miss: KeyNotFound, or nothing for a quiet read (GETQ, GETKQ, GATQ).
 void answerMiss(CommandContext& context) {
   if (!protocol::isQuiet(context.request.opcode)) {
-    answerError(context, Status::kKeyNotFound, "no such key");
+    answerError(context, Status::kKeyNotFound, {});  // no body, as kv_engine
   }
 }
 
@@ -137,7 +137,7 @@ Disposition touch(CommandContext& context) {
         answerMiss(context);
         return Disposition::kAnswered;
       case durability::WriteStatus::kSyncWriteInProgress:
-        answerError(context, Status::kSyncWriteInProgress, "sync_write_in_progress");
+        answerError(context, Status::kSyncWriteInProgress, {});
         return Disposition::kAnswered;
       case durability::WriteStatus::kNotActive:
         answerNotMyVbucket(context);

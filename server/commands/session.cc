@@ -1,7 +1,6 @@
 // HELLO, SELECT_BUCKET, NOOP, VERSION, QUIT.
 #include <string>
-
-#include <absl/strings/str_cat.h>
+#include <vector>
 
 #include "server/commands/families.h"
 #include "server/protocol/feature.h"
@@ -48,10 +47,13 @@ Disposition selectBucket(CommandContext& context) {
     context.session.bucket = bucket;
     protocol::appendStatusResponse(context.out, request.opcode, Status::kSuccess, request.opaque);
   } else {
-    // NoAccess, as kv_engine answers (it does not say whether the bucket
-    // exists); SDKs report it at once as "bucket not found".
-    answerError(context, Status::kNoAccess,
-                absl::StrCat("no bucket named '", std::string(request.key), "'"));
+    // KeyNotFound, no body: kv_engine's select_bucket (daemon/protocol/mcbp/
+    // select_bucket_executor.cc) answers no_such_key once mayAccessBucket()
+    // passed, and NoAccess only to a user who may not access that bucket.
+    // Every user here may access every bucket (server/sasl has no per-bucket
+    // privileges), and the dispatcher has already refused an unauthenticated
+    // connection when the server has users.
+    answerError(context, Status::kKeyNotFound, {});
   }
   return Disposition::kAnswered;
 }

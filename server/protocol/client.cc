@@ -94,10 +94,9 @@ struct Client::Impl {
       PacketReader::Next next = reader.next();
       switch (next.result) {
         case PacketReader::Result::kPacket:
-          if (!next.header.sectionsFit()) {
-            return fail(absl::DataLossError("response sections exceed its body length"));
-          }
           return Response::fromPacket(next.packet);
+        case PacketReader::Result::kBadLengths:
+          return fail(absl::DataLossError("response sections exceed its body length"));
         case PacketReader::Result::kBadMagic:
           return fail(absl::DataLossError(
               absl::StrCat("not a response: magic 0x", absl::Hex(next.header.magic))));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <optional>
 
 namespace syncwrite::server::protocol {
 
@@ -75,6 +76,15 @@ PacketReader::Next PacketReader::next() {
   if (available < kHeaderSize) return out;
   const std::string_view unread(buffer_.data() + begin_, available);
   const Header header = decodeHeader(unread);
+  if (!header.sectionsFit()) {
+    // As kv_engine (cb::mcbp::Header::isValid): the stream cannot be framed
+    // with confidence any more, so it ends here, before the body arrives.
+    error_ = Result::kBadLengths;
+    error_header_ = header;
+    out.result = error_;
+    out.header = header;
+    return out;
+  }
   if (header.body_length > max_packet_size_) {
     error_ = Result::kTooBig;
     error_header_ = header;
@@ -88,14 +98,8 @@ PacketReader::Next PacketReader::next() {
   const std::string_view bytes = unread.substr(0, total);
   begin_ += total;
   out.header = header;
-  if (auto packet = splitPacket(bytes)) {
-    out.packet = *packet;
-  } else {
-    // Sections longer than the body: still one framed packet (the length
-    // told us where it ends); parseRequest answers it Einval.
-    out.packet.header = header;
-    out.packet.bytes = bytes;
-  }
+  // The sections fit (checked above), so the split succeeds.
+  if (std::optional<Packet> packet = splitPacket(bytes)) out.packet = *packet;
   out.result = Result::kPacket;
   return out;
 }

@@ -9,6 +9,10 @@
 // Errors end the stream; after one, next() keeps answering it:
 //   kBadMagic — byte 0 is not a magic of the expected direction (requests for
 //               a server, responses for a client): close the connection.
+//   kBadLengths — the header's framing extras + extras + key exceed its body
+//               length: close the connection without an answer, as kv_engine
+//               does (cb::mcbp::Header::isValid fails). Detected from the
+//               header alone.
 //   kTooBig   — the header announces a body over max_packet_size: answer
 //               Status::kTooBig (with result.header's opcode and opaque) and
 //               close. Detected from the header alone; the body is never
@@ -37,16 +41,17 @@ class PacketReader {
   enum class Direction { kRequests, kResponses };
 
   enum class Result {
-    kNeedMore,  // no complete packet buffered
-    kPacket,    // `packet` holds the next packet
-    kBadMagic,  // close the connection
-    kTooBig,    // answer kTooBig with `header`, then close
+    kNeedMore,    // no complete packet buffered
+    kPacket,      // `packet` holds the next packet
+    kBadMagic,    // close the connection
+    kBadLengths,  // sections longer than the body: close the connection
+    kTooBig,      // answer kTooBig with `header`, then close
   };
 
   struct Next {
     Result result = Result::kNeedMore;
     Packet packet;  // set for kPacket
-    Header header;  // set for kPacket and kTooBig (the offending header)
+    Header header;  // set for kPacket, kBadLengths and kTooBig (the offending header)
   };
 
   // `max_packet_size` bounds the body (framing extras + extras + key + value),
@@ -94,7 +99,7 @@ class PacketReader {
   std::string buffer_;  // [begin_, end_) holds unread bytes
   size_t begin_ = 0;
   size_t end_ = 0;
-  Result error_ = Result::kNeedMore;  // sticky kBadMagic / kTooBig
+  Result error_ = Result::kNeedMore;  // sticky kBadMagic / kBadLengths / kTooBig
   Header error_header_;
 };
 

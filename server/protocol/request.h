@@ -69,7 +69,8 @@ struct Request {
   std::string_view key;
   std::string_view value;
 
-  // SET/ADD/REPLACE/DELETE with a durability frame. Timeout is
+  // A mutation (isMutation(): SET, ADD, REPLACE, DELETE, INCREMENT,
+  // DECREMENT, APPEND, PREPEND) with a durability frame. Timeout is
   // Timeout::bucketDefault() when the frame has no timeout.
   std::optional<durability::Requirements> durability;
 

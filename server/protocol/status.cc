@@ -1,6 +1,7 @@
 #include "server/protocol/status.h"
 
 #include <array>
+#include <optional>
 
 namespace syncwrite::server::protocol {
 
@@ -12,36 +13,38 @@ struct StatusText {
   std::string_view attributes;  // kv_engine error map attributes
 };
 
-// Descriptions paraphrase kv_engine docs/BinaryProtocol.md "Response Status";
-// attributes follow docs/ErrorMap.md and kv_engine's published error map.
+// Descriptions paraphrase kv_engine docs/BinaryProtocol.md "Response Status".
+// Attributes are exactly those of kv_engine's
+// etc/couchbase/kv/error_maps/error_map_v2.json (revision 9), in its order.
 constexpr std::array<StatusText, 23> kStatuses{{
     {Status::kSuccess, "Success", "success", "success"},
     {Status::kKeyNotFound, "KeyNotFound", "not found", "item-only"},
     {Status::kKeyExists, "KeyExists", "key exists", "item-only"},
-    {Status::kTooBig, "TooBig", "value too large", "invalid-input"},
-    {Status::kEinval, "Einval", "invalid arguments", "invalid-input"},
-    {Status::kNotStored, "NotStored", "not stored", "item-only"},
+    {Status::kTooBig, "TooBig", "value too large", "item-only invalid-input"},
+    {Status::kEinval, "Einval", "invalid arguments", "internal invalid-input"},
+    {Status::kNotStored, "NotStored", "not stored", "internal item-only"},
     {Status::kDeltaBadval, "DeltaBadval", "non-numeric value for increment or decrement",
      "item-only invalid-input"},
-    {Status::kNotMyVbucket, "NotMyVbucket", "not my vbucket", "fetch-config"},
+    {Status::kNotMyVbucket, "NotMyVbucket", "not my vbucket", "fetch-config invalid-input"},
     {Status::kNoBucket, "NoBucket", "no bucket", "conn-state-invalidated"},
-    {Status::kAuthError, "AuthError", "authentication error", "auth"},
-    {Status::kAuthContinue, "AuthContinue", "continue authentication", "special-handling auth"},
-    {Status::kNoAccess, "NoAccess", "no access", "auth"},
+    {Status::kAuthError, "AuthError", "authentication error", "conn-state-invalidated auth"},
+    {Status::kAuthContinue, "AuthContinue", "continue authentication", "special-handling"},
+    {Status::kNoAccess, "NoAccess", "no access", "support"},
     {Status::kUnknownCommand, "UnknownCommand", "unknown command", "support"},
     {Status::kEnomem, "Enomem", "out of memory", "temp retry-later"},
     {Status::kNotSupported, "NotSupported", "not supported", "support"},
-    {Status::kInternalError, "InternalError", "internal error", "internal"},
+    {Status::kInternalError, "InternalError", "internal error", "internal conn-state-invalidated"},
     {Status::kBusy, "Busy", "busy", "temp retry-now"},
     {Status::kEtmpfail, "Etmpfail", "temporary failure", "temp retry-now"},
     {Status::kDurabilityInvalidLevel, "DurabilityInvalidLevel", "invalid durability level",
      "invalid-input"},
-    {Status::kDurabilityImpossible, "DurabilityImpossible", "durability impossible", "item-only"},
+    {Status::kDurabilityImpossible, "DurabilityImpossible", "durability impossible",
+     "item-only invalid-input"},
     {Status::kSyncWriteInProgress, "SyncWriteInProgress", "sync write in progress",
-     "item-only temp retry-later"},
+     "item-only retry-later"},
     {Status::kSyncWriteAmbiguous, "SyncWriteAmbiguous", "sync write ambiguous", "item-only"},
     {Status::kSyncWriteReCommitInProgress, "SyncWriteReCommitInProgress",
-     "sync write re-commit in progress", "item-only temp retry-later"},
+     "sync write re-commit in progress", "item-only retry-later"},
 }};
 
 constexpr std::array<Status, kStatuses.size()> statusList() {
@@ -65,6 +68,22 @@ std::string_view toString(Status status) noexcept {
 }
 
 std::span<const Status> allStatuses() noexcept { return kStatusList; }
+
+std::optional<Status> statusWithoutXerror(Status status) noexcept {
+  switch (status) {
+    case Status::kSyncWriteInProgress:
+    case Status::kSyncWriteReCommitInProgress:
+      return Status::kEtmpfail;
+    case Status::kNoAccess:
+    case Status::kNoBucket:
+    case Status::kDurabilityInvalidLevel:
+    case Status::kDurabilityImpossible:
+    case Status::kSyncWriteAmbiguous:
+      return std::nullopt;
+    default:
+      return status;
+  }
+}
 
 std::string_view errorMapAttributes(Status status) noexcept {
   const StatusText* entry = lookup(status);

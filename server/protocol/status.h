@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -17,7 +18,7 @@ namespace syncwrite::server::protocol {
 
 enum class Status : uint16_t {
   kSuccess = 0x00,
-  kKeyNotFound = 0x01,   // an absent key; also an unknown bucket or STAT group
+  kKeyNotFound = 0x01,   // an absent key; also an unknown bucket, STAT group or error map version
   kKeyExists = 0x02,     // ADD of a present key
   kTooBig = 0x03,        // body over max_packet_size (E2big); the connection is closed
   kEinval = 0x04,        // malformed request, or a refused SET_PARAM
@@ -27,7 +28,7 @@ enum class Status : uint16_t {
   kNoBucket = 0x08,      // a data command before SELECT_BUCKET
   kAuthError = 0x20,     // SASL: wrong credentials or a malformed exchange
   kAuthContinue = 0x21,  // SASL: send the next step (SASL_STEP)
-  kNoAccess = 0x24,      // not authenticated yet, or no such bucket for this user
+  kNoAccess = 0x24,      // not authenticated yet
   kUnknownCommand = 0x81,
   kEnomem = 0x82,
   kNotSupported = 0x83,  // TOUCH/GAT under durability_min_level; FLUSH disabled
@@ -56,5 +57,17 @@ std::string_view errorMapAttributes(Status status) noexcept;
 
 // Every status in the enum, in ascending order (the error map lists them).
 std::span<const Status> allStatuses() noexcept;
+
+// What a client that did not negotiate XERROR is told instead of `status`,
+// as kv_engine's Connection::remapErrorCode (daemon/connection.cc) decides:
+// SyncWriteInProgress and SyncWriteReCommitInProgress become Etmpfail (such
+// a client retries it); NoAccess, NoBucket, DurabilityInvalidLevel,
+// DurabilityImpossible and SyncWriteAmbiguous are nullopt — close the
+// connection without answering; every other status is kept. (kv_engine also
+// maps Locked to KeyExists and NotLocked to Etmpfail; syncwrite has no
+// locking yet.) Statuses no engine call returns — SASL's AuthError and
+// AuthContinue, UnknownCommand — are kept, as kv_engine sends them as they
+// are.
+std::optional<Status> statusWithoutXerror(Status status) noexcept;
 
 }  // namespace syncwrite::server::protocol

@@ -6,8 +6,10 @@
 // and handlePacket() do with the bytes a socket would have delivered:
 // PacketReader, the read prefetch over what is buffered (read_prefetch.h),
 // parseRequest (a refusal answered with appendParseError),
-// Dispatcher::execute, stopping at kClose, bad magic or a body over
-// max_packet_size (answered TooBig). Connection's own slot bookkeeping, flow
+// Dispatcher::execute, stopping at kClose, kDisconnect (a status a client
+// without XERROR is not sent, xerror_remap.h; a refused request's too), bad
+// magic, sections longer than the body, or a body over max_packet_size
+// (answered TooBig). Connection's own slot bookkeeping, flow
 // control and writes are not exercised here.
 //
 // Input: byte 0 bit 0 picks the server: open (no users), or with one user
@@ -19,6 +21,7 @@
 // flight (ambiguous).
 //
 // Properties, for every complete request before the stream stopped:
+//  - disconnected (kDisconnect): it appended nothing;
 //  - answered at once (kAnswered, kClose): what it appended is whole response
 //    packets with its opcode and opaque: exactly one; or at most one for a
 //    quiet command and DCP_SEQNO_ACKNOWLEDGED (nothing on success,
@@ -54,6 +57,7 @@
 #include "server/protocol/response_encoder.h"
 #include "server/read_prefetch.h"
 #include "server/server_context.h"
+#include "server/xerror_remap.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {
@@ -190,12 +194,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                             server::Connection::kRequestsPerTurn);
       const protocol::PacketReader::Next next = reader.next();
       if (next.result != protocol::PacketReader::Result::kPacket)
-        break;  // kTooBig, kBadMagic: closed
+        break;  // kTooBig, kBadMagic, kBadLengths: closed
       const protocol::ParseResult parsed = protocol::parseRequest(next.packet);
       Executed& e = executed.emplace_back(
           Executed{next.header.opcode, next.header.opaque, server::Disposition::kAnswered, {}, {}});
       if (!parsed.ok()) {
         protocol::appendParseError(e.out, parsed, session.json);
+        if (!session.xerror && !server::remapForClientWithoutXerror(e.out, 0)) {
+          e.disposition = server::Disposition::kDisconnect;
+          closed = true;
+        }
         continue;
       }
       const size_t index = executed.size() - 1;
@@ -208,7 +216,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           },
           e.shape);
       FUZZ_CHECK(defers <= 1, "defer() called twice for one request");
-      closed = e.disposition == server::Disposition::kClose;
+      closed = e.disposition == server::Disposition::kClose ||
+               e.disposition == server::Disposition::kDisconnect;
     }
     // Everything still in flight is answered (ambiguous) by the shutdown.
     bucket.shutdown(syncwrite::durability::AmbiguousReason::kShutdown);
@@ -240,7 +249,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       checkAnswer(answer, e.opcode, e.opaque);
     } else {
       FUZZ_CHECK(it == late->by_request.end(), "a request answered at once used its LateReply");
-      checkAnswer(e.out, e.opcode, e.opaque);
+      if (e.disposition == server::Disposition::kDisconnect) {
+        FUZZ_CHECK(e.out.empty(), "a disconnecting request also appended an answer");
+      } else {
+        checkAnswer(e.out, e.opcode, e.opaque);
+      }
     }
   }
   return 0;
