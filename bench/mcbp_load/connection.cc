@@ -57,6 +57,15 @@ void formatKey(std::string& key, uint32_t n) {
 Workload Workload::build(const LoadOptions& options) {
   Workload workload;
   workload.value.assign(options.value_size, 'v');
+  if (options.value_json) {
+    // {"v":"vvv..."}: exactly value_size bytes once it has room for the frame.
+    constexpr absl::string_view kOpen = R"({"v":")";
+    constexpr absl::string_view kClose = R"("})";
+    const size_t inner = options.value_size > kOpen.size() + kClose.size()
+                             ? options.value_size - kOpen.size() - kClose.size()
+                             : 0;
+    workload.value = absl::StrCat(kOpen, std::string(inner, 'v'), kClose);
+  }
   workload.vbucket_of_key.assign(options.keys, 0);
   if (!options.plain_memcached) {
     std::string key;

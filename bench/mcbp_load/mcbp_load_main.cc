@@ -43,6 +43,8 @@ ABSL_FLAG(double, set_ratio, 0.1, "share of SETs with --op mix");
 ABSL_FLAG(uint32_t, keys, 100000, "keys key0 .. key<keys-1>, chosen uniformly");
 ABSL_FLAG(uint32_t, vbuckets, 1024, "vbuckets of the bucket (a key's vbucket is the SDK's hash)");
 ABSL_FLAG(uint32_t, value_size, 100, "value bytes of SET/ADD/REPLACE");
+ABSL_FLAG(bool, value_json, false,
+          "the value is a JSON document of --value_size bytes (at least 8), not 'v' bytes");
 ABSL_FLAG(std::string, durability, "none",
           "durability level of mutations: none, majority, majority_and_persist_on_master, "
           "persist_to_majority");
@@ -93,6 +95,7 @@ absl::StatusOr<LoadOptions> optionsFromFlags() {
   o.keys = absl::GetFlag(FLAGS_keys);
   o.vbuckets = absl::GetFlag(FLAGS_vbuckets);
   o.value_size = absl::GetFlag(FLAGS_value_size);
+  o.value_json = absl::GetFlag(FLAGS_value_json);
   absl::StatusOr<durability::Level> level = parseDurability(absl::GetFlag(FLAGS_durability));
   if (!level.ok()) return level.status();
   o.durability = *level;

@@ -54,6 +54,9 @@ struct LoadOptions {
   uint32_t keys = 100'000;
   uint32_t vbuckets = 1024;
   uint32_t value_size = 100;
+  // The value is a JSON document of value_size bytes ({"v":"vvv..."}),
+  // which the server validates, instead of value_size bytes of 'v'.
+  bool value_json = false;
   durability::Level durability = durability::Level::kNone;
   uint16_t durability_timeout_ms = 0;  // 0: none sent (the server's default applies)
   bool preload = false;

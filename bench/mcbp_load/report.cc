@@ -51,8 +51,8 @@ std::string formatInterval(const Interval& interval) {
 std::string formatSummary(const LoadResult& result) {
   const LoadOptions& o = result.options;
   std::string text = absl::StrFormat(
-      "mcbp_load: %s, %u connections x depth %u, %u keys, %u-byte values, durability %s\n",
-      toString(o.op), o.connections, o.depth, o.keys, o.value_size,
+      "mcbp_load: %s, %u connections x depth %u, %u keys, %u-byte %svalues, durability %s\n",
+      toString(o.op), o.connections, o.depth, o.keys, o.value_size, o.value_json ? "JSON " : "",
       durability::toString(o.durability));
   if (o.preload) {
     absl::StrAppendFormat(&text, "  preload: %d keys in %.2f s\n", o.keys, result.preload_s);
@@ -93,6 +93,7 @@ nlohmann::json toJson(const LoadResult& result) {
       {"keys", o.keys},
       {"vbuckets", o.plain_memcached ? 1 : o.vbuckets},
       {"value_size", o.value_size},
+      {"value_json", o.value_json},
       {"durability", durability::toString(o.durability)},
       {"durability_timeout_ms", o.durability_timeout_ms},
       {"preload", o.preload},

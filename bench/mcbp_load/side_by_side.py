@@ -53,6 +53,8 @@ ROWS = [
     ("durable SET (majority, replica acks at once), 32 in flight",
      ["--op", "set", "--depth", "32", "--durability", "majority",
       "--durability-timeout-ms", "5000"], False),
+    ("SET of a 100-byte JSON document, 32 in flight",
+     ["--op", "set", "--depth", "32", "--value-json"], True),
 ]
 
 # One bucket, one simulated replica that acks at once, no users (the server
