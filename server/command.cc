@@ -79,8 +79,20 @@ bool mustAuthenticateFirst(const Session& session, const ServerContext& server) 
   return session.user.empty() && server.users != nullptr && !server.users->empty();
 }
 
+bool mayAccessBucket(const Session& session, const ServerContext& server,
+                     std::string_view bucket) noexcept {
+  if (server.user_buckets.empty()) return true;
+  const auto limited = server.user_buckets.find(session.user);
+  return limited == server.user_buckets.end() || limited->second.contains(bucket);
+}
+
 Bucket* sessionBucket(const Session& session, const ServerContext& server) noexcept {
-  return session.bucket != nullptr ? session.bucket : server.default_bucket;
+  if (session.bucket != nullptr) return session.bucket;
+  if (server.default_bucket == nullptr ||
+      !mayAccessBucket(session, server, server.default_bucket->name())) {
+    return nullptr;
+  }
+  return server.default_bucket;
 }
 
 Bucket* currentBucket(const CommandContext& context) {

@@ -182,8 +182,14 @@ std::string memoryFullMessage(const Bucket& bucket);
 // the dispatcher then refuses every command that needs authentication.
 bool mustAuthenticateFirst(const Session& session, const ServerContext& server) noexcept;
 
+// True when the session's user may access the bucket named `bucket`, which
+// need not exist: always on a server without users, and for a user without
+// a "buckets" list (server_config.h); else when the list names it.
+bool mayAccessBucket(const Session& session, const ServerContext& server,
+                     std::string_view bucket) noexcept;
+
 // The bucket a session works in: the one it selected, else the server's
-// default_bucket, else null.
+// default_bucket if its user may access it, else null.
 Bucket* sessionBucket(const Session& session, const ServerContext& server) noexcept;
 
 // sessionBucket() of the request's connection. Answers nothing.

@@ -174,6 +174,9 @@ Connection::TurnEnd Connection::processBuffered() {
         // answered before this request is executed (connection.h, takeTurn()).
         if (unordered_pending_ != 0 && inbox_filled_.load(std::memory_order_acquire)) {
           fillFromInbox(/*drain=*/false);
+          // An answer a client without XERROR is not sent closes it instead:
+          // this request is dropped unexecuted, as any read after closing.
+          if (closing_ != Closing::kNo) return TurnEnd::kDone;
         }
         handlePacket(next.packet);
         break;

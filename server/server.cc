@@ -79,6 +79,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::create(ServerConfig config) {
   const config::Configuration& server_config = *context.server_config;
   context.node_name = server_config.get(config::keys::kNodeName);
   context.users = std::make_unique<sasl::UserStore>(config.users);
+  context.user_buckets = std::move(config.user_buckets);
   if (context.users->empty()) {
     logLine(
         "warning: the config has no \"users\": every connection is served without "

@@ -1,5 +1,6 @@
 #include "server/server_config.h"
 
+#include <algorithm>
 #include <set>
 
 #include <absl/strings/str_cat.h>
@@ -111,22 +112,52 @@ absl::StatusOr<std::vector<SimulatedReplicaSpec>> parseSimulated(
   return simulated;
 }
 
-absl::StatusOr<std::map<std::string, std::string, std::less<>>> parseUsers(
-    const nlohmann::json& value) {
+// Fills result.users and result.user_buckets; the bucket names are checked
+// against the buckets once those are parsed (checkUserBuckets).
+absl::Status parseUsers(const nlohmann::json& value, ServerConfig& result) {
   if (!value.is_object()) {
     return invalid("users", "must be an object of user name -> {\"password\": \"...\"}");
   }
-  std::map<std::string, std::string, std::less<>> users;
   for (const auto& [name, body] : value.items()) {
     const std::string at = absl::StrCat("users.", name);
     if (name.empty()) return invalid("users", "a user name must not be empty");
-    if (!body.is_object() || body.size() != 1 || !body.contains("password") ||
-        !body["password"].is_string()) {
-      return invalid(at, "must be {\"password\": \"<text>\"} and nothing else");
+    const bool shaped = body.is_object() && body.contains("password") &&
+                        body["password"].is_string() &&
+                        body.size() == (body.contains("buckets") ? 2u : 1u);
+    if (!shaped) {
+      return invalid(at,
+                     "must be {\"password\": \"<text>\"}, optionally with \"buckets\": "
+                     "[\"<bucket>\", ...], and nothing else");
     }
-    users.emplace(name, body["password"].get<std::string>());
+    result.users.emplace(name, body["password"].get<std::string>());
+    if (!body.contains("buckets")) continue;
+    const nlohmann::json& buckets = body["buckets"];
+    if (!buckets.is_array()) return invalid(at + ".buckets", "must be an array of bucket names");
+    auto& allowed = result.user_buckets[name];
+    for (const nlohmann::json& bucket : buckets) {
+      if (!bucket.is_string() || bucket.get<std::string>().empty()) {
+        return invalid(at + ".buckets", "each entry must be a bucket's name");
+      }
+      allowed.insert(bucket.get<std::string>());
+    }
   }
-  return users;
+  return absl::OkStatus();
+}
+
+// Every bucket a user is limited to is one the config defines: a typo would
+// otherwise lock the user out of the bucket meant.
+absl::Status checkUserBuckets(const ServerConfig& result) {
+  for (const auto& [user, allowed] : result.user_buckets) {
+    for (const std::string& bucket : allowed) {
+      const bool defined = std::any_of(result.buckets.begin(), result.buckets.end(),
+                                       [&](const BucketSpec& b) { return b.name == bucket; });
+      if (!defined) {
+        return invalid(absl::StrCat("users.", user, ".buckets"),
+                       absl::StrCat("no bucket named '", bucket, "' in \"buckets\""));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<BucketSpec> parseBucket(const std::string& name, const nlohmann::json& body,
@@ -168,9 +199,7 @@ absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document) {
   const nlohmann::json* buckets = nullptr;
   for (const auto& [key, value] : document.items()) {
     if (key == "users") {
-      auto users = parseUsers(value);
-      if (!users.ok()) return users.status();
-      result.users = std::move(*users);
+      if (auto s = parseUsers(value, result); !s.ok()) return s;
     } else if (key == "buckets") {
       buckets = &value;
     } else {
@@ -190,6 +219,7 @@ absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document) {
     if (!bucket.ok()) return bucket.status();
     result.buckets.push_back(std::move(*bucket));
   }
+  if (auto s = checkUserBuckets(result); !s.ok()) return s;
   return result;
 }
 

@@ -21,10 +21,15 @@
 //    simulated must acknowledge over DCP; one that never does makes every
 //    SyncWrite time out.
 // A third structural entry at the top level, "users", names the users
-// connections authenticate as (SASL), each {"password": "<text>"}:
-//    "users": {"Administrator": {"password": "password"}}
+// connections authenticate as (SASL), each {"password": "<text>"} and, to
+// limit the user to some buckets, "buckets": [names of configured buckets]:
+//    "users": {"Administrator": {"password": "password"},
+//              "app": {"password": "s3cret", "buckets": ["default"]}}
 // With users, a connection must authenticate before SELECT_BUCKET or any data
-// command; without, the server is open (and says so at start-up). The server
+// command; without, the server is open (and says so at start-up). A user
+// without "buckets" may access every bucket; one with it, only those
+// (SELECT_BUCKET of any other name is NoAccess, as kv_engine answers a user
+// without the privilege, whether the bucket exists or not). The server
 // key default_bucket names a bucket a connection works in until it selects
 // one (for plain memcached clients, which cannot).
 // Everything else goes to config::Configuration (server scope for the top
@@ -38,6 +43,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,7 +71,10 @@ struct BucketSpec {
 struct ServerConfig {
   std::unique_ptr<config::Configuration> server;          // server scope
   std::map<std::string, std::string, std::less<>> users;  // name -> password
-  std::vector<BucketSpec> buckets;                        // in name order
+  // The users limited to some buckets: name -> those buckets (each one of
+  // `buckets`). A user not here may access every bucket.
+  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> user_buckets;
+  std::vector<BucketSpec> buckets;  // in name order
 };
 
 // The configuration used without --config: one user, "Administrator" with

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,10 @@ struct ServerContext {
   // The users connections authenticate as (the config's "users"). Empty: the
   // server is open, and no command needs authentication.
   std::unique_ptr<sasl::UserStore> users;
+  // The users limited to some buckets (the config's "buckets" of a user):
+  // name -> those buckets. A user not here may access every bucket
+  // (mayAccessBucket, command.h).
+  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> user_buckets;
   // The bucket a connection works in before SELECT_BUCKET (default_bucket),
   // or null.
   Bucket* default_bucket = nullptr;

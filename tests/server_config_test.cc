@@ -2,6 +2,11 @@
 // structural keys split off, the rest checked by the config layer.
 #include "server/server_config.h"
 
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 namespace syncwrite::server {
@@ -77,12 +82,36 @@ TEST(ServerConfig, RefusesBadDocumentsSayingWhere) {
            {R"({"buckets": {"a": {"replicas": ["r1"],
                 "simulated_replicas": {"r1": {"delay": 1}}}}})",
             "unknown key 'delay'"},
+           {R"({"users": {"u": {"pass": "p"}}, "buckets": {"a": {}}})", "users.u: must be"},
+           {R"({"users": {"u": {"password": "p", "role": "x"}}, "buckets": {"a": {}}})",
+            "users.u: must be"},
+           {R"({"users": {"u": {"password": "p", "buckets": "a"}}, "buckets": {"a": {}}})",
+            "users.u.buckets: must be an array"},
+           {R"({"users": {"u": {"password": "p", "buckets": [""]}}, "buckets": {"a": {}}})",
+            "users.u.buckets: each entry"},
+           {R"({"users": {"u": {"password": "p", "buckets": ["b"]}}, "buckets": {"a": {}}})",
+            "users.u.buckets: no bucket named 'b'"},
        }) {
     auto config = loadServerConfigText(c.json);
     ASSERT_FALSE(config.ok()) << c.json;
     EXPECT_NE(config.status().message().find(c.message), std::string::npos)
         << c.json << " -> " << config.status().message();
   }
+}
+
+// A user may be limited to some buckets; one without "buckets" may access
+// every bucket, and so is not listed.
+TEST(ServerConfig, UsersMayBeLimitedToSomeBuckets) {
+  auto config = loadServerConfigText(R"({
+    "users": {"admin": {"password": "a"}, "app": {"password": "b", "buckets": ["x", "y"]},
+              "none": {"password": "c", "buckets": []}},
+    "buckets": {"x": {}, "y": {}, "z": {}}})");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->users.size(), 3u);
+  EXPECT_EQ(config->user_buckets.size(), 2u);
+  EXPECT_FALSE(config->user_buckets.contains("admin"));
+  EXPECT_EQ(config->user_buckets.at("app"), (std::set<std::string, std::less<>>{"x", "y"}));
+  EXPECT_TRUE(config->user_buckets.at("none").empty());
 }
 
 TEST(ServerConfig, AMissingFileIsNamed) {

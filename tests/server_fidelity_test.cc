@@ -4,7 +4,8 @@
 // connection it loses), the error map's attributes and versions, the JSON
 // datatype (refused unless negotiated, detected rather than trusted),
 // sections longer than the body, counters read as safe_strtoull reads them,
-// and SELECT_BUCKET of a bucket that does not exist.
+// and SELECT_BUCKET of a bucket that does not exist or that the user may not
+// access.
 #include <optional>
 #include <string>
 #include <utility>
@@ -414,7 +415,7 @@ TEST(ServerFidelity, CountersParseAsKvEnginesSafeStrtoull) {
 }
 
 // kv_engine's select_bucket: KeyNotFound once the user may access the
-// bucket's name (every user here may access every bucket).
+// bucket's name (a user without a "buckets" list may access every one).
 TEST(ServerFidelity, SelectingABucketThatDoesNotExistIsKeyNotFound) {
   ServerProcess server;
   ASSERT_TRUE(
@@ -426,6 +427,33 @@ TEST(ServerFidelity, SelectingABucketThatDoesNotExistIsKeyNotFound) {
   ASSERT_TRUE(missing.ok());
   expectNoBody(*missing, Status::kKeyNotFound);
   EXPECT_EQ(client.selectBucket("default")->status, Status::kSuccess);
+}
+
+// A user limited to some buckets ("buckets" in the users config) is
+// answered NoAccess for every other name, existing or not, as kv_engine
+// answers a user without the privilege; and works in default_bucket only if
+// it may access it.
+TEST(ServerFidelity, AUserLimitedToSomeBucketsIsRefusedTheOthers) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start(R"({"default_bucket": "other",
+      "users": {"admin": {"password": "a"}, "app": {"password": "b", "buckets": ["default"]}},
+      "buckets": {"default": {}, "other": {}}})"));
+  auto app = clientWith(server, std::vector<Feature>{Feature::kXerror});
+  ASSERT_EQ(app.saslPlain("app", "b")->status, Status::kSuccess);
+  EXPECT_EQ(app.get(0, "k")->status, Status::kNoBucket);  // default_bucket "other" is not its
+  for (const char* name : {"nope", "other"}) {
+    auto refused = app.selectBucket(name);
+    ASSERT_TRUE(refused.ok());
+    expectNoBody(*refused, Status::kNoAccess);
+  }
+  EXPECT_EQ(app.selectBucket("default")->status, Status::kSuccess);
+  EXPECT_EQ(app.set(0, "k", "v")->status, Status::kSuccess);
+
+  auto admin = clientWith(server, std::vector<Feature>{Feature::kXerror});
+  ASSERT_EQ(admin.saslPlain("admin", "a")->status, Status::kSuccess);
+  EXPECT_EQ(admin.get(0, "k")->status, Status::kKeyNotFound);  // in "other"
+  EXPECT_EQ(admin.selectBucket("nope")->status, Status::kKeyNotFound);
+  EXPECT_EQ(admin.selectBucket("other")->status, Status::kSuccess);
 }
 
 }  // namespace

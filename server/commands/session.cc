@@ -41,18 +41,19 @@ Disposition hello(CommandContext& context) {
   return Disposition::kAnswered;
 }
 
+// As kv_engine's select_bucket (daemon/protocol/mcbp/
+// select_bucket_executor.cc): NoAccess, no body, to a user who may not
+// access that name, whether or not the bucket exists; then KeyNotFound, no
+// body, when it does not. (The dispatcher has already refused an
+// unauthenticated connection when the server has users.)
 Disposition selectBucket(CommandContext& context) {
   const protocol::Request& request = context.request;
-  if (Bucket* bucket = context.server.findBucket(request.key); bucket != nullptr) {
+  if (!mayAccessBucket(context.session, context.server, request.key)) {
+    answerError(context, Status::kNoAccess, {});
+  } else if (Bucket* bucket = context.server.findBucket(request.key); bucket != nullptr) {
     context.session.bucket = bucket;
     protocol::appendStatusResponse(context.out, request.opcode, Status::kSuccess, request.opaque);
   } else {
-    // KeyNotFound, no body: kv_engine's select_bucket (daemon/protocol/mcbp/
-    // select_bucket_executor.cc) answers no_such_key once mayAccessBucket()
-    // passed, and NoAccess only to a user who may not access that bucket.
-    // Every user here may access every bucket (server/sasl has no per-bucket
-    // privileges), and the dispatcher has already refused an unauthenticated
-    // connection when the server has users.
     answerError(context, Status::kKeyNotFound, {});
   }
   return Disposition::kAnswered;

@@ -10,13 +10,16 @@
 // Properties:
 //  - whatever the split, the reader returns what a plain model of the framing
 //    says (below): the same packets, byte for byte, then the same end
-//    (kNeedMore with the unread tail buffered, kBadMagic, or kTooBig with the
-//    offending header); an error is sticky;
-//  - each packet's sections, when they fit, are its body in order.
+//    (kNeedMore with the unread tail buffered, kBadMagic, kBadLengths, or
+//    kTooBig with the offending header); an error is sticky;
+//  - each packet's sections are its body in order.
 // The model, from kv_engine docs/BinaryProtocol.md: at each packet start the
 // magic must be of the direction (checked on the first byte alone); a header
-// is 24 bytes; bytes 8-11 are the big-endian body length; a body over
-// max_packet_size is an error from the header alone.
+// is 24 bytes; bytes 8-11 are the big-endian body length; framing extras
+// (byte 2 of the alternative magics 0x08/0x18, whose key length is byte 3;
+// else bytes 2-3 are the key length) + extras (byte 4) + key longer than the
+// body is an error from the header alone (kv_engine's Header::isValid), and
+// so, after that, is a body over max_packet_size.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -60,6 +63,14 @@ Expected model(std::string_view stream, bool requests, size_t max_packet_size) {
     }
     if (stream.size() - at < kHeaderSize) return e;
     const uint32_t body = bodyLength(stream.substr(at));
+    const auto byte = [&](size_t i) { return static_cast<uint8_t>(stream[at + i]); };
+    const bool alt = magic == 0x08 || magic == 0x18;
+    const uint64_t sections =
+        (alt ? uint64_t{byte(2)} + byte(3) : (uint64_t{byte(2)} << 8 | byte(3))) + byte(4);
+    if (sections > body) {
+      e.end = Result::kBadLengths;
+      return e;
+    }
     if (body > max_packet_size) {
       e.end = Result::kTooBig;
       return e;
@@ -73,7 +84,7 @@ Expected model(std::string_view stream, bool requests, size_t max_packet_size) {
 }
 
 void checkSections(const Packet& p) {
-  if (!p.header.sectionsFit()) return;  // only framed; parseRequest answers it Einval
+  FUZZ_CHECK(p.header.sectionsFit(), "a packet whose sections do not fit its body");
   std::string body;
   body.append(p.framing_extras).append(p.extras).append(p.key).append(p.value);
   FUZZ_CHECK(body == p.bytes.substr(kHeaderSize), "sections are not the body in order");
@@ -123,11 +134,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (last.result == Result::kNeedMore) {
     FUZZ_CHECK(reader.buffered() == stream.size() - expected.end_at, "wrong unread tail");
   } else {
-    // The error is sticky, and kTooBig reports the offending header.
+    // The error is sticky, and kBadLengths and kTooBig report the offending header.
     FUZZ_CHECK(reader.next().result == last.result, "the error did not stick");
-    if (last.result == Result::kTooBig) {
+    if (last.result != Result::kBadMagic) {
       FUZZ_CHECK(last.header.body_length == bodyLength(stream.substr(expected.end_at)),
-                 "kTooBig names another header");
+                 "the error names another header");
     }
   }
   return 0;

@@ -14,7 +14,9 @@ const {
   openDefault,
   recordingProxy,
   waitFor,
+  configWith,
   FAST_REPLICA,
+  USERS,
 } = require('./support');
 
 const SASL_AUTH = 0x21;
@@ -199,7 +201,12 @@ describe('bootstrap against the embedded default config', () => {
 describe('bootstrap against a config file with users', () => {
   let server;
   before(async () => {
-    server = await Server.start(FAST_REPLICA);
+    // "app" may access bucket "default" only (server/server_config.h).
+    server = await Server.start(
+      configWith(FAST_REPLICA.buckets.default, {
+        users: { ...USERS, app: { password: 'app-password', buckets: ['default'] } },
+      }),
+    );
   });
   after(async () => {
     await server?.stop();
@@ -207,5 +214,32 @@ describe('bootstrap against a config file with users', () => {
 
   it('connects and runs KV', async () => {
     await roundTrip(server, {}, 'bootstrap-config-file');
+  });
+
+  it('fails a bucket the user may not access at once with BucketNotFoundError', async () => {
+    // SELECT_BUCKET answers 0x24 to a user without access to the name, as
+    // kv_engine does, and the SDK then fails the bucket's operations at once.
+    const cluster = await connect(server, { username: 'app', password: 'app-password' });
+    try {
+      const collection = cluster.bucket('no-such-bucket').defaultCollection();
+      // An operation queued while the SDK opens the bucket waits for that
+      // bucket's config, and the SDK does not fail it when the open fails (it
+      // logs "failed to open bucket" and the operation times out): an SDK
+      // behaviour. So this first one may time out; it gives the open time to fail.
+      await assert.rejects(collection.get('k', { timeout: 1000 }), (err) => {
+        return (
+          err instanceof couchbase.BucketNotFoundError ||
+          err instanceof couchbase.UnambiguousTimeoutError
+        );
+      });
+      await assert.rejects(collection.get('k', { timeout: 1000 }), couchbase.BucketNotFoundError);
+      await assert.rejects(
+        collection.upsert('k', 1, { timeout: 1000 }),
+        couchbase.BucketNotFoundError,
+      );
+    } finally {
+      await cluster.close();
+    }
+    await roundTrip(server, { username: 'app', password: 'app-password' }, 'bootstrap-app-user');
   });
 });
