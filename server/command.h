@@ -73,6 +73,13 @@ static_assert(sizeof(LateAnswerShape) == 32, "LateAnswerShape grew: update docs/
 void appendLateAnswer(std::string& out, const LateAnswerShape& shape,
                       const durability::Resolution& resolution);
 
+// Whether that answer may be sent: always to a connection with XERROR; to
+// one without, only what protocol::statusWithoutXerror lets through (a
+// commit's Success, never SyncWriteAmbiguous). False: the connection closes
+// instead of answering (xerror_remap.h).
+bool lateAnswerMayBeSent(const LateAnswerShape& shape,
+                         const durability::Resolution& resolution) noexcept;
+
 // The size of what appendLateAnswer appends, without building it.
 size_t lateAnswerSize(const LateAnswerShape& shape,
                       const durability::Resolution& resolution) noexcept;

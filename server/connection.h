@@ -21,20 +21,17 @@
 //
 // Fairness. A turn executes at most kRequestsPerTurn requests (memcached's -R
 // default); the rest wait as a new turn in the I/O thread's TurnQueue
-// (turn_queue.h), with no read until the buffer is drained. While turns wait,
-// a read of kQueuedReadBytes or more queues its first turn there too. After a
-// turn that spent its budget, or a drain, the I/O thread yields its CPU once
-// busy a slice (busy_yield.h; docs/benchmarks.md, "Who stalls the bystander").
+// (turn_queue.h; no read until the buffer is drained), as does the first turn
+// of a read of kQueuedReadBytes or more while turns wait. A thread busy a
+// slice yields its CPU after such a turn or a drain (busy_yield.h).
 //
-// Closing. Graceful (QUIT, beginShutdown()): see beginShutdown(). At the
-// peer's end of stream, a protocol violation (bad magic; sections longer
-// than the body, unanswered, as kv_engine closes; a body over
-// max_packet_size, answered 0x03 first), or an answer a client without
-// XERROR is not sent (xerror_remap.h; for a SyncWrite's SyncWriteAmbiguous,
-// when it resolves): stop reading and executing, send the
-// answers that are ready (ordered: up to the first pending slot), close;
-// pending SyncWrite answers are dropped, their writes still resolve in the
-// bucket (memcached too closes on a read of 0 bytes). I/O error: at once.
+// Closing. Graceful (QUIT, beginShutdown()): see beginShutdown(). At end of
+// stream, a protocol violation (bad magic or sections longer than the body:
+// unanswered; a body over max_packet_size: 0x03 first), or an answer a
+// client without XERROR is not sent (xerror_remap.h): stop reading and
+// executing, send the answers that are ready (ordered: up to the first
+// pending slot), close. Pending SyncWrites still resolve in the bucket,
+// unanswered. I/O error: at once. (Deferred answers: connection_late_answers.cc.)
 //
 // Threading: everything but the constructor and resolved() runs on the
 // connection's I/O thread, the one thread that runs its io_context (server.h),

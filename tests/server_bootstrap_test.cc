@@ -23,8 +23,8 @@ namespace {
 
 using protocol::Feature;
 using protocol::Opcode;
-using protocol::RequestFields;
 using protocol::Status;
+using testing::call;
 using testing::durable;
 using testing::ServerProcess;
 using testing::silentReplicaConfig;
@@ -45,22 +45,10 @@ protocol::Client connectOrdered(const ServerProcess& server, bool ordered) {
   return client;
 }
 
-protocol::Client rawClient(const ServerProcess& server) {
-  auto client = protocol::Client::connect("127.0.0.1", server.port());
-  if (!client.ok()) throw std::runtime_error(std::string(client.status().message()));
-  return std::move(*client);
-}
-
-absl::StatusOr<protocol::Response> call(protocol::Client& client, RequestFields request) {
-  request.opaque = client.nextOpaque();
-  if (auto sent = client.send(request); !sent.ok()) return sent;
-  return client.readResponse();
-}
-
 TEST(ServerBootstrap, CommandsNeedAuthenticationWhenTheServerHasUsers) {
   ServerProcess server;
   ASSERT_TRUE(server.start(std::string(kUsersConfig)));
-  auto client = rawClient(server);
+  auto client = server.connectRaw();
   // XERROR: refused, not disconnected (server_fidelity_test.cc has the
   // client without it).
   const Feature xerror[] = {Feature::kXerror};
@@ -104,7 +92,7 @@ TEST(ServerBootstrap, CommandsNeedAuthenticationWhenTheServerHasUsers) {
 TEST(ServerBootstrap, ErrorMapListsEveryStatusWithItsAttributes) {
   ServerProcess server;
   ASSERT_TRUE(server.start());
-  auto client = rawClient(server);  // GET_ERROR_MAP needs no authentication
+  auto client = server.connectRaw();  // GET_ERROR_MAP needs no authentication
   std::string version;
   protocol::wire::append16(version, 2);
   auto map = call(client, {.opcode = Opcode::kGetErrorMap, .value = version});
@@ -132,7 +120,7 @@ TEST(ServerBootstrap, ErrorMapListsEveryStatusWithItsAttributes) {
 TEST(ServerBootstrap, ClusterMapFollowsVbucketStatesAndRidesOnNotMyVbucket) {
   ServerProcess server;
   ASSERT_TRUE(server.start(R"({"buckets": {"default": {"max_vbuckets": 8}}})"));
-  auto client = rawClient(server);
+  auto client = server.connectRaw();
   auto cluster = call(client, {.opcode = Opcode::kGetClusterConfig});
   ASSERT_TRUE(cluster.ok());
   ASSERT_EQ(cluster->status, Status::kSuccess);

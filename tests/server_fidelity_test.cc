@@ -25,8 +25,9 @@ namespace {
 
 using protocol::Feature;
 using protocol::Opcode;
-using protocol::RequestFields;
 using protocol::Status;
+using testing::call;
+using testing::counterExtras;
 using testing::durable;
 using testing::ServerProcess;
 using testing::silentReplicaConfig;
@@ -38,29 +39,14 @@ constexpr std::string_view kDefaultBucket =
 // negotiated exactly `features`.
 protocol::Client clientWith(const ServerProcess& server,
                             std::optional<std::vector<Feature>> features) {
-  auto client = protocol::Client::connect("127.0.0.1", server.port());
-  if (!client.ok()) throw std::runtime_error(std::string(client.status().message()));
+  protocol::Client client = server.connectRaw();
   if (features) {
-    auto agreed = client->hello(*features);
+    auto agreed = client.hello(*features);
     if (!agreed.ok() || agreed->size() != features->size()) {
       throw std::runtime_error("the server did not agree to every feature asked");
     }
   }
-  return std::move(*client);
-}
-
-absl::StatusOr<protocol::Response> call(protocol::Client& client, RequestFields request) {
-  request.opaque = client.nextOpaque();
-  if (auto sent = client.send(request); !sent.ok()) return sent;
-  return client.readResponse();
-}
-
-std::string counterExtras(uint64_t delta, uint64_t initial) {
-  std::string extras;
-  protocol::wire::append64(extras, delta);
-  protocol::wire::append64(extras, initial);
-  protocol::wire::append32(extras, 0);
-  return extras;
+  return client;
 }
 
 std::string setExtras() {

@@ -20,17 +20,14 @@ using protocol::DurabilitySpec;
 using protocol::Opcode;
 using protocol::RequestFields;
 using protocol::Status;
+using testing::counterExtras;
 using testing::ServerProcess;
 
 constexpr std::string_view kOpenDefaultBucket =
     R"({"default_bucket": "default", "buckets": {"default": {"flush_enabled": true,
         "replicas": ["replica1"], "simulated_replicas": {"replica1": {"ack_delay_ms": 0}}}}})";
 
-protocol::Client plainClient(const ServerProcess& server) {
-  auto client = protocol::Client::connect("127.0.0.1", server.port());
-  if (!client.ok()) throw std::runtime_error(std::string(client.status().message()));
-  return std::move(*client);
-}
+protocol::Client plainClient(const ServerProcess& server) { return server.connectRaw(); }
 
 // "major.minor.patch", digits only, major not 0 (no std::regex: g++ 12's
 // -Wmaybe-uninitialized fires inside it in the asan build).
@@ -47,14 +44,6 @@ bool isBareVersion(const std::string& text) {
     start = dot + 1;
   }
   return parts == 3;
-}
-
-std::string counterExtras(uint64_t delta, uint64_t initial, uint32_t expiry) {
-  std::string extras;
-  protocol::wire::append64(extras, delta);
-  protocol::wire::append64(extras, initial);
-  protocol::wire::append32(extras, expiry);
-  return extras;
 }
 
 // Sends `requests` in one batch followed by a NOOP; returns every answer up

@@ -29,6 +29,7 @@
 
 #include "config/read_file.h"
 #include "server/parse_number.h"
+#include "server/protocol/byte_order.h"
 #include "server/protocol/client.h"
 #include "server/protocol/request_encoder.h"
 
@@ -127,6 +128,14 @@ class ServerProcess {
 
   uint16_t port() const noexcept { return port_; }
 
+  // A connected client that has sent nothing yet (no HELLO: a plain
+  // memcached client until it sends one).
+  protocol::Client connectRaw() const {
+    auto client = protocol::Client::connect("127.0.0.1", port_);
+    if (!client.ok()) throw std::runtime_error(std::string(client.status().message()));
+    return std::move(*client);
+  }
+
   // A connected client (HELLO done), with `bucket` selected unless empty.
   protocol::Client connect(std::string_view bucket = "default") const {
     auto client = protocol::Client::connectToBucket("127.0.0.1", port_, bucket, "syncwrite-test",
@@ -201,6 +210,23 @@ inline void setParam(protocol::Client& client, std::string_view key, std::string
   auto r = client.setParam(key, value);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->status, protocol::Status::kSuccess) << r->errorContext();
+}
+
+// Sends `request` with a fresh opaque and reads the next answer.
+inline absl::StatusOr<protocol::Response> call(protocol::Client& client,
+                                               protocol::RequestFields request) {
+  request.opaque = client.nextOpaque();
+  if (auto sent = client.send(request); !sent.ok()) return sent;
+  return client.readResponse();
+}
+
+// INCREMENT/DECREMENT's 20 bytes of extras.
+inline std::string counterExtras(uint64_t delta, uint64_t initial, uint32_t expiry = 0) {
+  std::string extras;
+  protocol::wire::append64(extras, delta);
+  protocol::wire::append64(extras, initial);
+  protocol::wire::append32(extras, expiry);
+  return extras;
 }
 
 // A majority durability requirement, with the bucket's default timeout or

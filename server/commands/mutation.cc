@@ -348,6 +348,12 @@ void addMutationCommands(CommandTable& table) {
 
 namespace syncwrite::server {
 
+bool lateAnswerMayBeSent(const LateAnswerShape& shape,
+                         const durability::Resolution& resolution) noexcept {
+  return shape.xerror || resolution.committed ||
+         protocol::statusWithoutXerror(protocol::Status::kSyncWriteAmbiguous).has_value();
+}
+
 void appendLateAnswer(std::string& out, const LateAnswerShape& shape,
                       const durability::Resolution& resolution) {
   if (resolution.committed) {
