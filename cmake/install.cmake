@@ -44,6 +44,7 @@ set(SYNCWRITE_PUBLIC_HEADERS
   durability/bucket_durability.h
   durability/completion.h
   durability/level.h
+  durability/passive_durability_monitor.h
   durability/requirements.h
   durability/resolved_writes.h
   durability/sync_write.h

@@ -135,7 +135,8 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion&& co
   try {
     added =
         &writes_.emplace_back(vb_.checkpointManager().queuePrepare(
-                                  request.key, request.value, request.cas, deleted, request.meta),
+                                  request.key, request.value, request.cas, deleted, request.meta,
+                                  static_cast<uint8_t>(level)),
                               deadline, level, std::move(completion));
   } catch (...) {
     if (persists) settings_.awaiting_persistence.fetch_sub(1, std::memory_order_relaxed);
@@ -407,6 +408,15 @@ void ActiveDurabilityMonitor::publishLocked() {
 size_t ActiveDurabilityMonitor::numTracked() const {
   base::MutexLock lock(mutex_);
   return writes_.size();
+}
+
+std::vector<std::pair<vbucket::QueuedItem, Level>> ActiveDurabilityMonitor::trackedPrepares()
+    const {
+  base::MutexLock lock(mutex_);
+  std::vector<std::pair<vbucket::QueuedItem, Level>> out;
+  out.reserve(writes_.size());
+  for (const TrackedWrite& w : writes_) out.emplace_back(w.prepare.item, w.level());
+  return out;
 }
 
 size_t ActiveDurabilityMonitor::heapEntries() const {

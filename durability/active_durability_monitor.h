@@ -46,6 +46,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <absl/container/flat_hash_set.h>
@@ -199,6 +200,9 @@ class ActiveDurabilityMonitor {
     return clock::TimePoint(clock::Duration(next_deadline_.load(std::memory_order_seq_cst)));
   }
   size_t numTracked() const;
+  // The prepares tracked now, oldest first, with their levels (a stream's
+  // backfill sends the ones its log no longer holds). O(writes), under the lock.
+  std::vector<std::pair<vbucket::QueuedItem, Level>> trackedPrepares() const;
   // Entries in the heap of writes that may expire behind the head, stale ones
   // included (a test's view of the memory bound above).
   size_t heapEntries() const;

@@ -19,9 +19,15 @@
 #include "durability/bucket_durability.h"
 
 #include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include <absl/container/flat_hash_map.h>
+
+#include "base/mutex.h"
 #include "durability/active_durability_monitor.h"
 #include "durability/bucket_timeout_task.h"
 #include "durability/config_values.h"
@@ -96,6 +102,11 @@ struct BucketDurability::Impl {
   executor::Taskable completion_owner;
   std::vector<Slot> slots;
   std::vector<config::Configuration::ListenerId> config_listeners;
+  // Replica vbuckets' monitors, made at first use (passiveMonitor()).
+  mutable base::Mutex passive_mutex;
+  absl::flat_hash_map<Vbid, std::unique_ptr<PassiveDurabilityMonitor>> passive
+      ABSL_GUARDED_BY(passive_mutex);
+  PassiveAckListener passive_ack_listener;
 
   mutable base::Mutex tasks_mutex;
   std::atomic<TimeoutMode> mode;
@@ -332,6 +343,35 @@ void BucketDurability::notifyLocalPersistence(Vbid vbid, Seqno persisted_seqno) 
   ResolvedWrites resolved;
   d.slots[vbid].monitor->notifyLocalPersistence(persisted_seqno, resolved);
   resolved.notify();
+  if (d.map.at(vbid).state() != vbucket::VBucketState::kReplica) return;
+  PassiveDurabilityMonitor* passive = nullptr;
+  {
+    base::MutexLock lock(d.passive_mutex);
+    auto it = d.passive.find(vbid);
+    if (it != d.passive.end()) passive = it->second.get();
+  }
+  if (passive == nullptr) return;
+  if (const std::optional<Seqno> hps = passive->notifyLocalPersistence(persisted_seqno);
+      hps && d.passive_ack_listener) {
+    d.passive_ack_listener(vbid, *hps);
+  }
+}
+
+PassiveDurabilityMonitor& BucketDurability::passiveMonitor(Vbid vbid) {
+  Impl& d = *impl_;
+  if (vbid >= d.map.size()) {
+    throw std::out_of_range("passiveMonitor: vbucket " + std::to_string(vbid) + " of " +
+                            std::to_string(d.map.size()));
+  }
+  vbucket::VBucket& vb = d.map.at(vbid);
+  base::MutexLock lock(d.passive_mutex);
+  std::unique_ptr<PassiveDurabilityMonitor>& slot = d.passive[vbid];
+  if (!slot) slot = std::make_unique<PassiveDurabilityMonitor>(vb);
+  return *slot;
+}
+
+void BucketDurability::setPassiveAckListener(PassiveAckListener listener) {
+  impl_->passive_ack_listener = std::move(listener);
 }
 
 bool BucketDurability::awaitsPersistence() const noexcept {
@@ -354,8 +394,36 @@ void BucketDurability::setTopology(const ReplicationTopology& topology) {
 }
 
 ReplicationTopology BucketDurability::topology() const {
-  // Every monitor has the bucket's topology (VBucketMap has >= 1 vbucket).
+  // vbucket 0's: every monitor has the bucket's topology unless one was set
+  // per vbucket (VBucketMap has >= 1 vbucket).
   return impl_->slots.front().monitor->topology();
+}
+
+void BucketDurability::setTopology(Vbid vbid, ReplicationTopology topology) {
+  Impl& d = *impl_;
+  if (vbid >= d.slots.size()) {
+    throw std::out_of_range("setTopology: vbucket " + std::to_string(vbid) + " of " +
+                            std::to_string(d.slots.size()));
+  }
+  ResolvedWrites resolved;
+  d.slots[vbid].monitor->setTopology(std::move(topology), resolved);
+  resolved.notify();
+}
+
+ReplicationTopology BucketDurability::topology(Vbid vbid) const {
+  const Impl& d = *impl_;
+  if (vbid >= d.slots.size()) {
+    throw std::out_of_range("topology: vbucket " + std::to_string(vbid) + " of " +
+                            std::to_string(d.slots.size()));
+  }
+  return d.slots[vbid].monitor->topology();
+}
+
+std::vector<std::pair<vbucket::QueuedItem, Level>> BucketDurability::trackedPrepares(
+    Vbid vbid) const {
+  const Impl& d = *impl_;
+  if (vbid >= d.slots.size()) return {};
+  return d.slots[vbid].monitor->trackedPrepares();
 }
 
 void BucketDurability::checkTimeoutsNow() {

@@ -42,15 +42,18 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <absl/status/status.h>
 
 #include "clock/clock_ref.h"
 #include "config/configuration.h"
+#include "durability/passive_durability_monitor.h"
 #include "durability/resolved_writes.h"
 #include "durability/sync_write.h"
 #include "durability/timeout_mode.h"
@@ -162,8 +165,21 @@ class BucketDurability {
                          ResolvedWrites& resolved);
 
   // This node has persisted `vbid` up to `persisted_seqno`: writes whose level
-  // needs persistence on the active may now commit (as above).
+  // needs persistence on the active may now commit (as above). On a replica
+  // vbucket with a passive monitor, its HPS may move over persist_to_majority
+  // prepares: the passive ack listener is then told, on this thread.
   void notifyLocalPersistence(Vbid vbid, Seqno persisted_seqno);
+
+  // The passive monitor of `vbid` (passive_durability_monitor.h): what a
+  // replica stream feeds while the vbucket is a replica here. Made at the
+  // first call and kept for the bucket's life (a vbucket with none costs
+  // nothing). Requires vbid < the map's size (std::out_of_range).
+  PassiveDurabilityMonitor& passiveMonitor(Vbid vbid);
+  // Told (vbid, HPS) when local persistence moved a replica vbucket's HPS, so
+  // that its stream acknowledges it. Set before streams start (not
+  // synchronised against notifyLocalPersistence); empty: nobody is told.
+  using PassiveAckListener = std::function<void(Vbid vbid, Seqno high_prepared_seqno)>;
+  void setPassiveAckListener(PassiveAckListener listener);
 
   // True while a SyncWrite whose level needs this node's persistence
   // (majority_and_persist_on_master, persist_to_majority) is tracked. Raised
@@ -178,6 +194,13 @@ class BucketDurability {
   // time out.
   void setTopology(const ReplicationTopology& topology);
   ReplicationTopology topology() const;
+  // As above for one vbucket, whose chain may differ from the others' (a
+  // cluster's vbucket map). Requires vbid < the map's size (std::out_of_range).
+  void setTopology(Vbid vbid, ReplicationTopology topology);
+  ReplicationTopology topology(Vbid vbid) const;
+  // The prepares `vbid`'s active monitor tracks, oldest first, with their
+  // levels (ActiveDurabilityMonitor::trackedPrepares). Empty past the map.
+  std::vector<std::pair<vbucket::QueuedItem, Level>> trackedPrepares(Vbid vbid) const;
   // The replication stream of `node` closed: what it acknowledged while
   // outside the topology (seqnoAcknowledged() returned false, and kept it)
   // no longer counts when a topology adds it. Call it when the node's

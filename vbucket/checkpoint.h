@@ -40,6 +40,9 @@ struct LogRecord {
   QueueOp op = QueueOp::kMutation;
   Seqno seqno = 0;
   QueuedItem item;
+  // For a prepare: the durability level byte it was queued with
+  // (CheckpointManager::queuePrepare); 0 otherwise.
+  uint8_t durability_level = 0;
 };
 
 // 32 bytes on x86-64: the link, the item, the bytes through it, and the
@@ -59,11 +62,15 @@ struct CheckpointEntry : CheckpointLink {
   // A ResolutionEntry (below): a commit or abort queued through
   // CheckpointManager::queueResolution, whose item is the prepare it resolves.
   bool resolution = false;
+  // A prepare's durability level, as the layer above encodes it (durability
+  // Level's wire byte); carried for readers that stream prepares, never
+  // interpreted here. 0 for every other entry. Lives in what was padding.
+  uint8_t durability_level = 0;
 
   // The log position: for a mutation or a prepare item->seqno; for a
   // resolution the commit or abort's own.
   Seqno seqno() const noexcept;
-  LogRecord record() const { return {op, seqno(), item}; }
+  LogRecord record() const { return {op, seqno(), item, durability_level}; }
   // Bytes this entry accounts for in checkpoint memory statistics: the entry
   // and the item it keeps alive. A commit or abort keeps its prepare's item
   // (value included) alive just as the prepare's entry does, so both count

@@ -184,15 +184,20 @@ void intrusive_ptr_release(const Item* item) noexcept {
   }
 }
 
-Seqno CheckpointManager::appendLocked(CheckpointEntry* entry, const QueuedItem& item) {
-  // The only step that can throw (a new checkpoint allocates), so it comes
-  // first: if it throws, the entry holds no reference and nothing changed.
+Seqno CheckpointManager::appendLocked(CheckpointEntry* entry, const QueuedItem& item, Seqno at) {
+  const Seqno high = high_seqno_.load(std::memory_order_relaxed);
+  if (at != 0 && at <= high) {
+    throw std::invalid_argument("queue: seqno " + std::to_string(at) +
+                                " is not above the high seqno " + std::to_string(high));
+  }
+  // The only other step that can throw (a new checkpoint allocates), so it
+  // comes first: if it throws, the entry holds no reference and nothing changed.
   if (options_.max_items_per_checkpoint != 0 &&
       checkpoints_.back().numItems() >= options_.max_items_per_checkpoint) {
     openCheckpointLocked();
   }
   entry->item = item;  // the checkpoint's reference: keeps the block alive
-  const Seqno seqno = high_seqno_.load(std::memory_order_relaxed) + 1;
+  const Seqno seqno = at != 0 ? at : high + 1;
   if (entry->resolution) static_cast<ResolutionEntry*>(entry)->own_seqno = seqno;
   checkpoints_.back().append(entry);
   high_seqno_.store(seqno, std::memory_order_release);
@@ -200,7 +205,7 @@ Seqno CheckpointManager::appendLocked(CheckpointEntry* entry, const QueuedItem& 
 }
 
 QueuedItem CheckpointManager::queue(QueueOp op, std::string_view key, std::string_view value,
-                                    Cas cas, bool deleted, ItemMeta meta) {
+                                    Cas cas, bool deleted, ItemMeta meta, Seqno at) {
   // Allocate outside the lock; the seqno is filled in under it, before any
   // other thread can see the item.
   QueuedBlock* block = QueuedBlock::create(options_.memory, op, key, value, cas, deleted, meta);
@@ -209,28 +214,30 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string_view key, std::strin
   QueuedItem result = attach(block, *entry);  // owns the block from here
   {
     base::MutexLock lock(mutex_);
-    item->seqno = appendLocked(entry, result);
+    item->seqno = appendLocked(entry, result, at);
   }
   chargeEntry(*item, op);
   return result;
 }
 
 QueuedPrepare CheckpointManager::queuePrepare(std::string_view key, std::string_view value, Cas cas,
-                                              bool deleted, ItemMeta meta) {
+                                              bool deleted, ItemMeta meta,
+                                              uint8_t durability_level, Seqno at) {
   PrepareBlock* block =
       PrepareBlock::create(options_.memory, QueueOp::kPrepare, key, value, cas, deleted, meta);
   Item* item = block;
   CheckpointEntry* entry = &block->entry;
+  entry->durability_level = durability_level;
   QueuedPrepare result(attach(block, *entry));  // owns the block from here
   {
     base::MutexLock lock(mutex_);
-    item->seqno = appendLocked(entry, result.item);
+    item->seqno = appendLocked(entry, result.item, at);
   }
   chargeEntry(*item, QueueOp::kPrepare);
   return result;
 }
 
-Seqno CheckpointManager::queueResolution(QueueOp op, QueuedPrepare& prepare) {
+Seqno CheckpointManager::queueResolution(QueueOp op, QueuedPrepare& prepare, Seqno at) {
   if (op != QueueOp::kCommit && op != QueueOp::kAbort) {
     throw std::invalid_argument("queueResolution: op must be commit or abort, not " +
                                 std::string(toString(op)));
@@ -248,7 +255,7 @@ Seqno CheckpointManager::queueResolution(QueueOp op, QueuedPrepare& prepare) {
     base::MutexLock lock(mutex_);
     // Used up once queued (appendLocked gives it its seqno after the one step
     // that can throw): a throw leaves the prepare resolvable.
-    seqno = appendLocked(entry, prepare.item);
+    seqno = appendLocked(entry, prepare.item, at);
   }
   chargeEntry(*prepare.item, op);
   return seqno;

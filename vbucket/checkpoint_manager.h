@@ -120,22 +120,31 @@ class alignas(64) CheckpointManager {
   // allocation, made before the lock is taken; under it, O(1) (and, once per
   // max_items_per_checkpoint items, the allocation of a new checkpoint).
   // `deleted` marks a deletion (Item::deleted); `meta` is carried as given.
+  //
+  // `at`: the seqno to give the item instead of the next one — a replica
+  // queues what its active sent with the active's seqnos, which may skip
+  // some. 0 (the default) means the next one. A non-zero `at` must be above
+  // highSeqno(): otherwise std::invalid_argument, and nothing is queued.
   QueuedItem queue(QueueOp op, std::string_view key, std::string_view value, Cas cas,
-                   bool deleted = false, ItemMeta meta = {});
+                   bool deleted = false, ItemMeta meta = {}, Seqno at = 0);
 
   // Queues a prepare like queue(QueueOp::kPrepare, ...), in a heap block that
   // also holds the entry its commit or abort will take (queueResolution), so
   // that resolving a prepare allocates nothing and copies no key.
+  // `durability_level` is carried to readers (LogRecord::durability_level);
+  // `at` as for queue().
   QueuedPrepare queuePrepare(std::string_view key, std::string_view value, Cas cas,
-                             bool deleted = false, ItemMeta meta = {});
+                             bool deleted = false, ItemMeta meta = {},
+                             uint8_t durability_level = 0, Seqno at = 0);
 
-  // Queues the commit or abort (`op`) of `prepare`, with the next seqno, in
-  // the entry reserved for it; returns that seqno. Readers see a LogRecord
-  // whose item is the prepare. A prepare is resolved once: the reserved entry
-  // is used up (prepare.resolvable() becomes false). Throws std::invalid_argument
-  // (queueing nothing) when `op` is not kCommit or kAbort, or when `prepare`
-  // has no reserved entry left. Under the lock, O(1).
-  Seqno queueResolution(QueueOp op, QueuedPrepare& prepare);
+  // Queues the commit or abort (`op`) of `prepare`, with the next seqno (or
+  // `at`, as for queue()), in the entry reserved for it; returns that seqno.
+  // Readers see a LogRecord whose item is the prepare. A prepare is resolved
+  // once: the reserved entry is used up (prepare.resolvable() becomes false).
+  // Throws std::invalid_argument (queueing nothing) when `op` is not kCommit
+  // or kAbort, when `prepare` has no reserved entry left, or when `at` is not
+  // above highSeqno(). Under the lock, O(1).
+  Seqno queueResolution(QueueOp op, QueuedPrepare& prepare, Seqno at = 0);
 
   // The seqno of the last item queued (0 before the first). Lock-free.
   Seqno highSeqno() const noexcept { return high_seqno_.load(std::memory_order_acquire); }
@@ -247,10 +256,11 @@ class alignas(64) CheckpointManager {
   // Removes the leading closed checkpoints no cursor is in. Lock held.
   void removeUnreferencedCheckpoints(ExpelledItems& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   uint64_t openCheckpointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Points `entry` at `item`, gives it the next seqno and appends it to the
-  // open checkpoint. Strong guarantee: if opening a checkpoint throws, the
-  // entry is untouched.
-  Seqno appendLocked(CheckpointEntry* entry, const QueuedItem& item)
+  // Points `entry` at `item`, gives it the next seqno (or `at`, when not 0)
+  // and appends it to the open checkpoint. Strong guarantee: if opening a
+  // checkpoint throws, or `at` is not above the high seqno
+  // (std::invalid_argument), the entry is untouched.
+  Seqno appendLocked(CheckpointEntry* entry, const QueuedItem& item, Seqno at)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   // Line 0.
