@@ -38,20 +38,8 @@ class PassiveStream {
 
   absl::Status snapshotMarker(const SnapshotMarker& marker);
 
-  // An item of the current snapshot. Its `item` need only carry what the
-  // wire gave: a view of the key and value is enough (ReceivedItem below).
-  // Returns the HPS to acknowledge when it moved.
-  struct ReceivedItem {
-    StreamItemKind kind = StreamItemKind::kMutation;
-    Seqno seqno = 0;
-    Seqno prepared_seqno = 0;  // commit, abort
-    std::string_view key;
-    std::string_view value;
-    vbucket::Cas cas = 0;
-    vbucket::ItemMeta meta{};
-    durability::Level level = durability::Level::kNone;  // prepare
-    bool deleted = false;                                // prepare: a durable delete
-  };
+  // An item of the current snapshot. Returns the HPS to acknowledge when it
+  // moved.
   absl::StatusOr<std::optional<Seqno>> item(const ReceivedItem& item);
 
   // The last seqno applied: where the stream is to resume.

@@ -51,6 +51,20 @@ struct StreamItem {
   durability::Level level = durability::Level::kNone;  // a prepare's
 };
 
+// An item as a consumer received it: views of the key and value in the
+// message (PassiveStream copies them into the item it queues).
+struct ReceivedItem {
+  StreamItemKind kind = StreamItemKind::kMutation;
+  Seqno seqno = 0;
+  Seqno prepared_seqno = 0;  // commit, abort
+  std::string_view key;
+  std::string_view value;
+  vbucket::Cas cas = 0;
+  vbucket::ItemMeta meta{};
+  durability::Level level = durability::Level::kNone;  // prepare
+  bool deleted = false;                                // prepare: a durable delete
+};
+
 // STREAM_END's reasons (stream-end.md).
 enum class StreamEndReason : uint32_t {
   kOk = 0,

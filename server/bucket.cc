@@ -1,5 +1,6 @@
 #include "server/bucket.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -28,9 +29,16 @@ absl::Status checkRecoveryMarks(uint64_t lower, uint64_t upper) {
 absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
                                                        const std::string& node_name,
                                                        executor::ExecutorPool& pool,
-                                                       const ReplicaIo& replica_io) {
-  auto topology = durability::ReplicationTopology::create(
-      {durability::ReplicationChain{node_name, spec.replicas}});
+                                                       const ReplicaIo& replica_io,
+                                                       const ClusterSpec* cluster) {
+  // In a cluster, vbucket 0's chain until each vbucket gets its own below.
+  durability::ReplicationChain first{node_name, spec.replicas};
+  if (cluster != nullptr) {
+    std::vector<std::string> chain = cluster->chain(0, spec.num_replicas);
+    first.active = chain.front();
+    first.replicas.assign(chain.begin() + 1, chain.end());
+  }
+  auto topology = durability::ReplicationTopology::create({std::move(first)});
   if (!topology.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("buckets.", spec.name, ": ", topology.status().message()));
@@ -42,7 +50,14 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
     return absl::InvalidArgumentError(absl::StrCat("buckets.", spec.name, ": ", marks.message()));
   }
   std::vector<SimulatedReplicaSpec> simulated = std::move(spec.simulated);
+  const size_t num_replicas = spec.num_replicas;
   std::unique_ptr<Bucket> bucket(new Bucket(std::move(spec), pool, *topology));
+  if (cluster != nullptr) {
+    bucket->num_replicas_ = num_replicas;
+    if (absl::Status placed = bucket->placeVbuckets(*cluster, node_name); !placed.ok()) {
+      return placed;
+    }
+  }
 
   Bucket* self = bucket.get();
   std::vector<std::string> simulated_names;
@@ -73,13 +88,46 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
   std::vector<std::string> chain{node_name};
   const durability::ReplicationTopology topology_now = bucket->durability_->topology();
   for (const std::string& node : topology_now.chains().front().replicas) chain.push_back(node);
+  size_t active = 0;
+  size_t replica = 0;
+  for (size_t vb = 0; vb < bucket->vbuckets_.size(); ++vb) {
+    const vbucket::VBucketState state = bucket->vbuckets_.at(static_cast<vbucket::Vbid>(vb)).state();
+    active += state == vbucket::VBucketState::kActive ? 1 : 0;
+    replica += state == vbucket::VBucketState::kReplica ? 1 : 0;
+  }
+  const std::string placement =
+      cluster ? absl::StrCat(active, " active and ", replica, " replica vbuckets of ",
+                             bucket->vbuckets_.size(), " (", num_replicas,
+                             " replicas each, on the cluster's ", cluster->nodes.size(), " nodes)")
+              : absl::StrCat(bucket->vbuckets_.size(), " active vbuckets");
   logLine(absl::StrCat(
-      "bucket \"", name, "\" created: ", bucket->vbuckets_.size(),
-      " active vbuckets, durability_timeout_mode ",
+      "bucket \"", name, "\" created: ", placement, ", durability_timeout_mode ",
       std::string(config::spellingOf(bucket->config_->get(config::keys::kDurabilityTimeoutMode))),
-      ", chain [", absl::StrJoin(chain, ", "), "], simulated replicas: ",
+      cluster ? "" : absl::StrCat(", chain [", absl::StrJoin(chain, ", "), "]"),
+      ", simulated replicas: ",
       simulated_names.empty() ? "none" : absl::StrJoin(simulated_names, ", ")));
   return bucket;
+}
+
+absl::Status Bucket::placeVbuckets(const ClusterSpec& cluster, const std::string& node_name) {
+  for (size_t id = 0; id < vbuckets_.size(); ++id) {
+    const auto vbid = static_cast<vbucket::Vbid>(id);
+    const std::vector<std::string> chain = cluster.chain(vbid, num_replicas_);
+    const bool here = std::find(chain.begin(), chain.end(), node_name) != chain.end();
+    durability::ReplicationChain links;
+    links.active = chain.front();
+    links.replicas.assign(chain.begin() + 1, chain.end());
+    auto topology = durability::ReplicationTopology::create({std::move(links)});
+    if (!topology.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("buckets.", name_, ": vbucket ", id, ": ", topology.status().message()));
+    }
+    durability_->setTopology(vbid, std::move(*topology));
+    vbucket::VBucket& vb = vbuckets_.at(vbid);
+    if (chain.front() == node_name) continue;  // active, as created
+    vb.setState(here ? vbucket::VBucketState::kReplica : vbucket::VBucketState::kDead);
+  }
+  return absl::OkStatus();
 }
 
 namespace {
@@ -149,6 +197,21 @@ void Bucket::queued(vbucket::Vbid vbid, vbucket::QueueOp op) noexcept {
   const bool prepare = op == vbucket::QueueOp::kPrepare;
   if (flusher_) flusher_->markDirty(vbid, prepare);
   for (const auto& replica : replicas_) replica->markDirty(vbid, prepare);
+  if (log_readers_count_.load(std::memory_order_acquire) == 0) return;
+  base::MutexLock lock(log_readers_mutex_);
+  for (LogReader* reader : log_readers_) reader->logQueued(vbid);
+}
+
+void Bucket::addLogReader(LogReader* reader) {
+  base::MutexLock lock(log_readers_mutex_);
+  log_readers_.push_back(reader);
+  log_readers_count_.store(log_readers_.size(), std::memory_order_release);
+}
+
+void Bucket::removeLogReader(LogReader* reader) {
+  base::MutexLock lock(log_readers_mutex_);
+  std::erase(log_readers_, reader);
+  log_readers_count_.store(log_readers_.size(), std::memory_order_release);
 }
 
 std::vector<std::string> Bucket::simulatedNames() const {

@@ -42,9 +42,11 @@
 #include <absl/status/statusor.h>
 #include <boost/asio/io_context.hpp>
 
+#include "base/mutex.h"
 #include "config/configuration.h"
 #include "durability/bucket_durability.h"
 #include "executor/executor_pool.h"
+#include "server/cluster_config.h"
 #include "server/server_config.h"
 #include "server/simulated_flusher.h"
 #include "server/simulated_replica.h"
@@ -62,11 +64,15 @@ class Bucket final : private vbucket::QueueListener {
 
   // Builds the bucket described by `spec`, with `node_name` as the active of
   // its chain. InvalidArgument when the chain is not a valid topology. Logs
-  // a line naming the bucket, its vbuckets, mode and replicas.
+  // a line naming the bucket, its vbuckets, mode and replicas. With a
+  // `cluster` (which must outlive the bucket), each vbucket's chain is
+  // ClusterSpec::chain(vbid, spec.num_replicas): active here when this node
+  // heads it, replica when it is in it, dead otherwise.
   static absl::StatusOr<std::unique_ptr<Bucket>> create(BucketSpec spec,
                                                         const std::string& node_name,
                                                         executor::ExecutorPool& pool,
-                                                        const ReplicaIo& replica_io);
+                                                        const ReplicaIo& replica_io,
+                                                        const ClusterSpec* cluster = nullptr);
   ~Bucket();
   Bucket(const Bucket&) = delete;
   Bucket& operator=(const Bucket&) = delete;
@@ -104,6 +110,21 @@ class Bucket final : private vbucket::QueueListener {
   durability::WriteResult write(vbucket::Vbid vbid, durability::WriteRequest request,
                                 durability::Completion completion);
 
+  // Told, on the writing thread, after each item queued in any of the
+  // bucket's vbuckets (a DCP producer's streams have something to read).
+  // Must not block nor call back into the bucket.
+  class LogReader {
+   public:
+    virtual void logQueued(vbucket::Vbid vbid) noexcept = 0;
+
+   protected:
+    ~LogReader() = default;
+  };
+  // Registers `reader` until removeLogReader(), which returns once no call
+  // to it is running. While none is registered a write pays one atomic load.
+  void addLogReader(LogReader* reader);
+  void removeLogReader(LogReader* reader);
+
   // A replica's DCP_SEQNO_ACKNOWLEDGED; see BucketDurability::seqnoAcknowledged.
   bool seqnoAcknowledged(vbucket::Vbid vbid, const std::string& node, vbucket::Seqno seqno) {
     return durability_->seqnoAcknowledged(vbid, node, seqno);
@@ -112,6 +133,9 @@ class Bucket final : private vbucket::QueueListener {
   // Answers every in-flight SyncWrite ambiguous with `reason`, refuses later
   // writes and stops the simulated replicas. Idempotent.
   void shutdown(durability::AmbiguousReason reason);
+
+  // In a cluster, the replicas of each vbucket's chain (0 otherwise).
+  size_t numReplicas() const noexcept { return num_replicas_; }
 
   // The simulated replica called `name`, or null. For tests.
   SimulatedReplica* simulatedReplica(std::string_view name) const;
@@ -131,6 +155,8 @@ class Bucket final : private vbucket::QueueListener {
   // Registers the flusher keys' listeners and applies them.
   void watchFlusherKeys();
   void applyMemoryLimits();
+  // Sets every vbucket's chain and state from the cluster's derived map.
+  absl::Status placeVbuckets(const ClusterSpec& cluster, const std::string& node_name);
   std::vector<std::string> simulatedNames() const;
   // A vbucket queued something (a write, a commit, an abort): the flusher and
   // each simulated replica's stream have something to read.
@@ -139,6 +165,7 @@ class Bucket final : private vbucket::QueueListener {
   const std::string name_;
   const std::string uuid_;
   std::atomic<uint64_t> config_rev_{1};
+  size_t num_replicas_ = 0;
   std::vector<uint64_t> vbucket_uuids_;
   std::unique_ptr<config::Configuration> config_;
   vbucket::BucketMemory memory_;  // outlives the vbuckets, which charge it
@@ -153,6 +180,11 @@ class Bucket final : private vbucket::QueueListener {
   // stopped) first.
   std::unique_ptr<SimulatedFlusher> flusher_;
   std::vector<std::unique_ptr<SimulatedReplica>> replicas_;
+  // The LogReaders (DCP producers); log_readers_count_ mirrors its size for
+  // the lock-free check in queued().
+  base::Mutex log_readers_mutex_;
+  std::vector<LogReader*> log_readers_ ABSL_GUARDED_BY(log_readers_mutex_);
+  std::atomic<size_t> log_readers_count_{0};
   config::Configuration::ListenerId mode_listener_ = 0;
   std::vector<config::Configuration::ListenerId> fault_listeners_;
   std::vector<config::Configuration::ListenerId> memory_listeners_;

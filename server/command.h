@@ -26,6 +26,8 @@
 
 namespace syncwrite::server {
 
+class DcpProducer;
+
 // Per-connection state the commands change.
 struct Session {
   // What HELLO agreed to; each changes how answers are shaped or sent.
@@ -45,6 +47,12 @@ struct Session {
   // the bucket it opened in (acks go there even if another is selected later).
   std::string dcp_replica;
   Bucket* dcp_bucket = nullptr;
+  // After DCP_OPEN: the connection's producer (dcp_producer.h), which
+  // streams to that replica once it asks for streams.
+  std::shared_ptr<DcpProducer> dcp_producer;
+  // Schedules the connection's writing of what its producer has, on its I/O
+  // thread; any thread. Set by the connection (empty in tests without one).
+  std::function<void()> dcp_wake;
 };
 
 // How a deferred mutation is answered once it resolves: its CAS, with

@@ -9,6 +9,7 @@
 #include <boost/asio/post.hpp>
 
 #include "server/busy_yield.h"
+#include "server/dcp_producer.h"
 #include "server/log.h"
 #include "server/protocol/request.h"
 #include "server/protocol/response_encoder.h"
@@ -21,6 +22,8 @@ namespace {
 // A write buffer that grew past this (a big STAT or GET answer) is released
 // after the write instead of being kept for the next one.
 constexpr size_t kKeepWriteBufferBytes = 1 << 20;
+// What a DCP producer adds to one write at most (its streams' messages).
+constexpr size_t kDcpFillBytes = 256 * 1024;
 }  // namespace
 
 Connection::Connection(IoSocket socket, size_t io_thread, ServerContext& context,
@@ -40,6 +43,11 @@ Connection::Connection(IoSocket socket, size_t io_thread, ServerContext& context
 }
 
 void Connection::start() {
+  session_.dcp_wake = [weak = weak_from_this(), executor = executor_] {
+    boost::asio::post(executor, [weak] {
+      if (auto self = weak.lock()) self->flush();
+    });
+  };
   boost::asio::post(executor_, [self = shared_from_this()] {
     // Closed already (a shutdown posted from another thread can run first):
     // an idle timer armed now would hold the connection until it fired.
@@ -359,6 +367,13 @@ void Connection::noteUnsent(size_t bytes) {
 
 void Connection::flush() {
   if (closed_ || writing_) return;
+  // A producer's messages go behind the answers already decided; a DCP
+  // connection defers none (it sends no SyncWrites), so none is owed.
+  if (session_.dcp_producer && slots_.empty() && unordered_out_.empty() &&
+      closing_ == Closing::kNo) {
+    const size_t added = session_.dcp_producer->fill(ready_out_, kDcpFillBytes);
+    if (added != 0) noteUnsent(added);
+  }
   // One reservation for the whole batch rather than a doubling series. With
   // glibc's malloc (the sanitizer builds', and an embedder's unless they
   // choose otherwise) each large allocation consolidates its fast bins, which
@@ -498,6 +513,10 @@ void Connection::onIdleTimer(const boost::system::error_code& error) {
 void Connection::close() {
   if (closed_) return;
   closed_ = true;
+  if (session_.dcp_producer) {
+    session_.dcp_producer->stop();  // its cursors go: the log behind them may be expelled
+    session_.dcp_producer.reset();
+  }
   gone_.store(true, std::memory_order_release);
   idle_timer_.cancel();
   boost::system::error_code ignored;

@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  auto config = options->config_path ? loadServerConfigFile(*options->config_path)
-                                     : loadServerConfigText(kDefaultConfigJson);
+  auto config = options->config_path ? loadServerConfigFile(*options->config_path, options->node)
+                                     : loadServerConfigText(kDefaultConfigJson, options->node);
   if (!config.ok()) {
     logLine(std::string("configuration refused: ") + std::string(config.status().message()));
     return 1;

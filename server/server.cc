@@ -13,6 +13,7 @@
 #include <boost/asio/post.hpp>
 
 #include "server/log.h"
+#include "server/replication_client.h"
 
 namespace syncwrite::server {
 
@@ -80,6 +81,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::create(ServerConfig config) {
   context.node_name = server_config.get(config::keys::kNodeName);
   context.users = std::make_unique<sasl::UserStore>(config.users);
   context.user_buckets = std::move(config.user_buckets);
+  context.cluster = config.cluster;
+  if (config.cluster) {
+    if (auto it = config.users.find(config.cluster->replication_user); it != config.users.end()) {
+      server->replication_password_ = it->second;
+    }
+  }
   if (context.users->empty()) {
     logLine(
         "warning: the config has no \"users\": every connection is served without "
@@ -112,7 +119,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::create(ServerConfig config) {
   };
   for (BucketSpec& spec : config.buckets) {
     const std::string name = spec.name;
-    auto bucket = Bucket::create(std::move(spec), context.node_name, *context.pool, replica_io);
+    auto bucket = Bucket::create(std::move(spec), context.node_name, *context.pool, replica_io,
+                                 config.cluster ? &*context.cluster : nullptr);
     if (!bucket.ok()) return bucket.status();
     context.buckets.emplace(name, std::move(*bucket));
   }
@@ -170,6 +178,7 @@ absl::Status Server::run(const ServerOptions& options) {
   });
   boost::asio::post(accept_strand_, [this] { doAccept(); });
   for (auto& io : ios_) io_work_.push_back(boost::asio::make_work_guard(*io));
+  startReplication();
 
   for (size_t i = 0; i < kIoThreads; ++i) {
     io_threads_.emplace_back([this, i] {
@@ -188,6 +197,38 @@ absl::Status Server::run(const ServerOptions& options) {
   }
   shutdown();
   return absl::OkStatus();
+}
+
+void Server::startReplication() {
+  if (!context_.cluster) return;
+  const ClusterSpec& cluster = *context_.cluster;
+  const std::string user = context_.users->empty() ? "" : cluster.replication_user;
+  for (auto& [name, bucket] : context_.buckets) {
+    std::map<std::string, std::vector<vbucket::Vbid>> by_active;
+    for (size_t id = 0; id < bucket->vbuckets().size(); ++id) {
+      const auto vbid = static_cast<vbucket::Vbid>(id);
+      if (bucket->vbuckets().at(vbid).state() != vbucket::VBucketState::kReplica) continue;
+      by_active[cluster.chain(vbid, bucket->numReplicas()).front()].push_back(vbid);
+    }
+    auto route = std::make_shared<std::vector<std::weak_ptr<ReplicationClient>>>(
+        bucket->vbuckets().size());
+    for (auto& [active, vbids] : by_active) {
+      auto client = std::make_shared<ReplicationClient>(
+          *ios_[context_.replication.size() % kIoThreads],
+          ReplicationClient::Options{.bucket = bucket.get(),
+                                     .this_node = context_.node_name,
+                                     .active = *cluster.find(active),
+                                     .user = user,
+                                     .password = replication_password_,
+                                     .vbuckets = vbids});
+      for (vbucket::Vbid vbid : vbids) (*route)[vbid] = client;
+      context_.replication.push_back(client);
+      client->start();
+    }
+    bucket->durability().setPassiveAckListener([route](vbucket::Vbid vbid, vbucket::Seqno hps) {
+      if (auto client = (*route)[vbid].lock()) client->ackPersisted(vbid, hps);
+    });
+  }
 }
 
 void Server::requestStop() {
@@ -302,6 +343,8 @@ void Server::shutdown() {
     accept_retry_timer_.cancel();
     signals_.cancel(ignored);
   });
+  // The replicas' connections to other nodes close; nothing more is applied.
+  for (const auto& client : context_.replication) client->stop();
   // 2. Every connection stops reading and closes once answered.
   {
     base::MutexLock lock(mutex_);

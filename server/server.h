@@ -102,6 +102,10 @@ class Server {
   std::optional<IoSocket> place(AcceptSocket& accepted, size_t io_thread);
   void onConnectionClosed(Connection* connection);
   void shutdown();
+  // In a cluster: one ReplicationClient per (bucket, active node) this node
+  // holds replica vbuckets of, dealt to the I/O threads in turn, and each
+  // bucket's passive ack listener routed to them. Started by run().
+  void startReplication();
 
   // One io_context per I/O thread, each run by that thread alone (see the
   // file comment). Declared first: destroyed last, after everything that
@@ -134,6 +138,9 @@ class Server {
     size_t io_thread;
   };
   std::unordered_map<Connection*, OpenConnection> connections_ ABSL_GUARDED_BY(mutex_);
+
+  // The password of the cluster's replication_user (empty without users).
+  std::string replication_password_;
 };
 
 }  // namespace syncwrite::server

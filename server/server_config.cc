@@ -161,7 +161,8 @@ absl::Status checkUserBuckets(const ServerConfig& result) {
 }
 
 absl::StatusOr<BucketSpec> parseBucket(const std::string& name, const nlohmann::json& body,
-                                       const std::string& node_name) {
+                                       const std::string& node_name,
+                                       const std::optional<ClusterSpec>& cluster) {
   if (auto s = checkBucketName(name); !s.ok()) return s;
   const std::string where = absl::StrCat("buckets.", name);
   if (!body.is_object()) return invalid(where, "must be an object of bucket keys");
@@ -171,7 +172,21 @@ absl::StatusOr<BucketSpec> parseBucket(const std::string& name, const nlohmann::
   nlohmann::json keys = nlohmann::json::object();
   nlohmann::json simulated = nlohmann::json::object();
   for (const auto& [key, value] : body.items()) {
-    if (key == "replicas") {
+    if (cluster && (key == "replicas" || key == "simulated_replicas")) {
+      return invalid(where, absl::StrCat("\"", key,
+                                         "\" is for a single node: in a cluster each vbucket's "
+                                         "chain comes from \"num_replicas\" and the cluster's nodes"));
+    }
+    if (key == "num_replicas") {
+      if (!cluster) return invalid(where, "\"num_replicas\" needs a \"cluster\" (else \"replicas\")");
+      const size_t most = std::min(kMaxReplicas, cluster->nodes.size() - 1);
+      if (!value.is_number_unsigned() || value.get<uint64_t>() > most) {
+        return invalid(where, absl::StrCat("\"num_replicas\" ", value.dump(), " is not in 0..",
+                                           most, " (at most 3, and fewer than the ",
+                                           cluster->nodes.size(), " nodes)"));
+      }
+      spec.num_replicas = value.get<size_t>();
+    } else if (key == "replicas") {
       auto replicas = parseReplicas(where, value, node_name);
       if (!replicas.ok()) return replicas.status();
       spec.replicas = std::move(*replicas);
@@ -192,7 +207,8 @@ absl::StatusOr<BucketSpec> parseBucket(const std::string& name, const nlohmann::
 
 }  // namespace
 
-absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document) {
+absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document,
+                                              std::string_view node) {
   if (!document.is_object()) return invalid("config", "the document must be a JSON object");
   ServerConfig result;
   nlohmann::json server_keys = nlohmann::json::object();
@@ -200,12 +216,17 @@ absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document) {
   for (const auto& [key, value] : document.items()) {
     if (key == "users") {
       if (auto s = parseUsers(value, result); !s.ok()) return s;
+    } else if (key == "cluster") {
+      auto cluster = parseClusterSpec(value);
+      if (!cluster.ok()) return cluster.status();
+      result.cluster = std::move(*cluster);
     } else if (key == "buckets") {
       buckets = &value;
     } else {
       server_keys[key] = value;
     }
   }
+  if (!node.empty()) server_keys["node_name"] = std::string(node);
   result.server = std::make_unique<config::Configuration>(config::Scope::kServer);
   if (auto s = result.server->loadJson(server_keys); !s.ok()) return located("config", s);
 
@@ -214,8 +235,20 @@ absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document) {
   }
   const std::string node_name = result.server->get(config::keys::kNodeName);
   if (node_name.empty()) return invalid("config", "node_name must not be empty");
+  if (result.cluster) {
+    if (result.cluster->find(node_name) == nullptr) {
+      return invalid("config", absl::StrCat("node_name '", node_name,
+                                            "' is not one of the cluster's nodes"));
+    }
+    const std::string& user = result.cluster->replication_user;
+    if (!result.users.empty() && (user.empty() || !result.users.contains(user))) {
+      return invalid("cluster.replication_user",
+                     absl::StrCat("'", user,
+                                  "' must name one of \"users\": replicas authenticate as it"));
+    }
+  }
   for (const auto& [name, body] : buckets->items()) {
-    auto bucket = parseBucket(name, body, node_name);
+    auto bucket = parseBucket(name, body, node_name, result.cluster);
     if (!bucket.ok()) return bucket.status();
     result.buckets.push_back(std::move(*bucket));
   }
@@ -223,7 +256,7 @@ absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document) {
   return result;
 }
 
-absl::StatusOr<ServerConfig> loadServerConfigText(std::string_view text) {
+absl::StatusOr<ServerConfig> loadServerConfigText(std::string_view text, std::string_view node) {
   nlohmann::json document;
   try {
     document = nlohmann::json::parse(text);
@@ -235,13 +268,14 @@ absl::StatusOr<ServerConfig> loadServerConfigText(std::string_view text) {
     // parse_error (found by tests/fuzz/config_fuzz.cc).
     return invalid("config", absl::StrCat("malformed JSON: ", e.what()));
   }
-  return loadServerConfig(document);
+  return loadServerConfig(document, node);
 }
 
-absl::StatusOr<ServerConfig> loadServerConfigFile(const std::filesystem::path& path) {
+absl::StatusOr<ServerConfig> loadServerConfigFile(const std::filesystem::path& path,
+                                                  std::string_view node) {
   absl::StatusOr<std::string> text = config::readFile(path);
   if (!text.ok()) return text.status();
-  auto result = loadServerConfigText(*text);
+  auto result = loadServerConfigText(*text, node);
   if (!result.ok()) return located(path.string(), result.status());
   return result;
 }

@@ -20,6 +20,9 @@
 //    acks; both can be changed at run time (replica_faults.h). A replica listed but not
 //    simulated must acknowledge over DCP; one that never does makes every
 //    SyncWrite time out.
+// In a cluster of servers (the top-level "cluster" entry, cluster_config.h),
+// a bucket has "num_replicas" instead of "replicas" and "simulated_replicas",
+// and node_name (or --node) names one of the cluster's nodes.
 // A third structural entry at the top level, "users", names the users
 // connections authenticate as (SASL), each {"password": "<text>"} and, to
 // limit the user to some buckets, "buckets": [names of configured buckets]:
@@ -43,6 +46,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -52,6 +56,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/configuration.h"
+#include "server/cluster_config.h"
 
 namespace syncwrite::server {
 
@@ -66,6 +71,9 @@ struct BucketSpec {
   std::unique_ptr<config::Configuration> config;  // bucket scope
   std::vector<std::string> replicas;              // in chain order
   std::vector<SimulatedReplicaSpec> simulated;    // a subset of replicas
+  // In a cluster (ServerConfig::cluster): the replicas of each vbucket's
+  // chain (ClusterSpec::chain); `replicas` and `simulated` are then empty.
+  size_t num_replicas = 0;
 };
 
 struct ServerConfig {
@@ -75,6 +83,9 @@ struct ServerConfig {
   // `buckets`). A user not here may access every bucket.
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> user_buckets;
   std::vector<BucketSpec> buckets;  // in name order
+  // The "cluster" entry (cluster_config.h); none: a single node, every
+  // vbucket active here.
+  std::optional<ClusterSpec> cluster;
 };
 
 // The configuration used without --config: one user, "Administrator" with
@@ -83,14 +94,19 @@ struct ServerConfig {
 // simulated with a 1 ms ack delay.
 extern const std::string_view kDefaultConfigJson;
 
-// Checks and splits a parsed document (see the file comment).
-absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document);
+// Checks and splits a parsed document (see the file comment). A non-empty
+// `node` (the --node flag) replaces the document's node_name; in a cluster it
+// must name one of its nodes.
+absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document,
+                                              std::string_view node = {});
 // As above from text; InvalidArgument with the parser's message (and byte
 // position) for malformed JSON.
-absl::StatusOr<ServerConfig> loadServerConfigText(std::string_view text);
+absl::StatusOr<ServerConfig> loadServerConfigText(std::string_view text,
+                                                  std::string_view node = {});
 // As above from a file read with config::readFile: its error when the file
 // cannot be read (NotFound naming the path when missing). Other errors are
 // prefixed with the path.
-absl::StatusOr<ServerConfig> loadServerConfigFile(const std::filesystem::path& path);
+absl::StatusOr<ServerConfig> loadServerConfigFile(const std::filesystem::path& path,
+                                                  std::string_view node = {});
 
 }  // namespace syncwrite::server

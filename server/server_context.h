@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -24,10 +25,13 @@
 #include "config/configuration.h"
 #include "executor/executor_pool.h"
 #include "server/bucket.h"
+#include "server/cluster_config.h"
 #include "server/sasl/user_store.h"
 #include "server/turn_queue.h"
 
 namespace syncwrite::server {
+
+class ReplicationClient;
 
 struct ServerContext {
   std::unique_ptr<config::Configuration> server_config;
@@ -47,6 +51,8 @@ struct ServerContext {
   // name -> those buckets. A user not here may access every bucket
   // (mayAccessBucket, command.h).
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> user_buckets;
+  // The cluster this node is one of (cluster_config.h), or none.
+  std::optional<ClusterSpec> cluster;
   // The bucket a connection works in before SELECT_BUCKET (default_bucket),
   // or null.
   Bucket* default_bucket = nullptr;
@@ -55,6 +61,9 @@ struct ServerContext {
   uint16_t port = 0;
 
   std::unique_ptr<executor::ExecutorPool> pool;
+  // In a cluster: this node's DCP connections to the active nodes of its
+  // replica vbuckets (replication_client.h), set before the I/O threads start.
+  std::vector<std::shared_ptr<ReplicationClient>> replication;
   // Per I/O thread (indexed like the server's io_contexts): where its
   // connections' continuation turns wait (turn_queue.h), two posted at a
   // time (server.cc), and where their drains of late answers wait, the same

@@ -11,6 +11,9 @@ ABSL_FLAG(std::string, config, "",
 ABSL_FLAG(std::string, host, "127.0.0.1", "address to listen on");
 ABSL_FLAG(uint16_t, port, 11210, "port to listen on, 0..65535; 0 for an ephemeral one");
 ABSL_FLAG(std::string, port_file, "", "write the bound port to this file once listening");
+ABSL_FLAG(std::string, node, "",
+          "this process's node name (replaces the configuration's node_name; in a cluster, one "
+          "of its nodes)");
 
 namespace syncwrite::server {
 namespace {
@@ -22,7 +25,8 @@ constexpr char kFlagsFile[] = "server/server_flags.cc";
 
 std::string usage() {
   return flagsHelp(
-      "usage: syncwrite-server [--config FILE] [--host H] [--port N] [--port-file PATH]\n",
+      "usage: syncwrite-server [--config FILE] [--node NAME] [--host H] [--port N] "
+      "[--port-file PATH]\n",
       kFlagsFile);
 }
 
@@ -44,6 +48,7 @@ absl::StatusOr<ServerOptions> parseOptions(const std::vector<std::string>& args)
   if (std::string port_file = absl::GetFlag(FLAGS_port_file); !port_file.empty()) {
     options.port_file = std::move(port_file);
   }
+  options.node = absl::GetFlag(FLAGS_node);
   return options;
 }
 

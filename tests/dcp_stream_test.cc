@@ -74,7 +74,7 @@ class DcpStreamTest : public ::testing::Test {
       if (batch.items.empty()) break;
       EXPECT_TRUE(passive_->snapshotMarker(batch.marker).ok());
       for (const StreamItem& item : batch.items) {
-        PassiveStream::ReceivedItem received{.kind = item.kind,
+        ReceivedItem received{.kind = item.kind,
                                              .seqno = item.seqno,
                                              .prepared_seqno = item.prepared_seqno,
                                              .key = item.item->key(),
@@ -185,7 +185,7 @@ TEST_F(DcpStreamTest, AResumedStreamPastWhatTheLogHoldsIsToldToRollBack) {
 }
 
 TEST_F(DcpStreamTest, OutOfOrderItemsAreRefusedAndChangeNothing) {
-  using Item = PassiveStream::ReceivedItem;
+  using Item = ReceivedItem;
   EXPECT_FALSE(passive_->item(Item{.seqno = 1, .key = "k", .value = "v"}).ok());
   ASSERT_TRUE(passive_->snapshotMarker({.start = 1, .end = 2}).ok());
   EXPECT_FALSE(passive_->snapshotMarker({.start = 3, .end = 4}).ok());  // snapshot unfinished

@@ -163,9 +163,11 @@ class ServerProcess {
   }
 
   std::string stderrText() const { return fileText(stderrFile()); }
+  // Where the server writes its port (--port-file): another node of a
+  // cluster finds it there.
+  std::filesystem::path portFile() const { return dir_ / "port"; }
 
  private:
-  std::filesystem::path portFile() const { return dir_ / "port"; }
   std::filesystem::path stderrFile() const { return dir_ / "stderr.txt"; }
 
   // The exit status once the process has exited (reaped here), else nullopt.

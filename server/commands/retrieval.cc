@@ -1,4 +1,4 @@
-// GET, GETK, GETQ, GETKQ, GET_META, TOUCH, GAT, GATQ.
+// GET, GETK, GETQ, GETKQ, GET_META, GET_REPLICA, TOUCH, GAT, GATQ.
 //
 // GETK and GETKQ answer the key beside the value; GETQ, GETKQ and GATQ answer
 // nothing on a miss (memcached's quiet reads, for a pipeline ended by NOOP;
@@ -63,6 +63,23 @@ void answerValue(CommandContext& context, const vbucket::Item& item, uint64_t ca
 Disposition get(CommandContext& context) {
   vbucket::VBucket* vb = activeVbucket(context);
   if (vb == nullptr) return Disposition::kAnswered;
+  vbucket::QueuedItem item = liveItem(context, *vb, unixNow());
+  if (item != nullptr) answerValue(context, *item, item->cas);
+  return Disposition::kAnswered;
+}
+
+// GET_REPLICA (0x83): a GET of the copy this node holds as a replica of the
+// vbucket (the SDK's getAnyReplica / getAllReplicas send it to each replica
+// node of the key's chain); NotMyVbucket when the vbucket is not a replica
+// here, as kv_engine answers.
+Disposition getReplica(CommandContext& context) {
+  Bucket* bucket = selectedBucket(context);
+  if (bucket == nullptr) return Disposition::kAnswered;
+  vbucket::VBucket* vb = bucket->vbuckets().get(context.request.vbucket);
+  if (vb == nullptr || vb->state() != vbucket::VBucketState::kReplica) {
+    answerNotMyVbucket(context);
+    return Disposition::kAnswered;
+  }
   vbucket::QueuedItem item = liveItem(context, *vb, unixNow());
   if (item != nullptr) answerValue(context, *item, item->cas);
   return Disposition::kAnswered;
@@ -162,6 +179,7 @@ void addRetrievalCommands(CommandTable& table) {
     table[static_cast<uint8_t>(opcode)] = {&get};
   }
   table[static_cast<uint8_t>(Opcode::kGetMeta)] = {&getMeta};
+  table[static_cast<uint8_t>(Opcode::kGetReplica)] = {&getReplica};
   table[static_cast<uint8_t>(Opcode::kTouch)] = {&touch};
   table[static_cast<uint8_t>(Opcode::kGat)] = {&touch};
   table[static_cast<uint8_t>(Opcode::kGatQ)] = {&touch};

@@ -35,6 +35,13 @@ inline void append64(std::string& out, uint64_t v) {
   append32(out, static_cast<uint32_t>(v >> 32));
   append32(out, static_cast<uint32_t>(v));
 }
+// Writes v big-endian into the 4 bytes at p.
+inline void store32(char* p, uint32_t v) noexcept {
+  for (int i = 3; i >= 0; --i) {
+    p[i] = static_cast<char>(v);
+    v >>= 8;
+  }
+}
 // Writes v big-endian into the 8 bytes at p.
 inline void store64(char* p, uint64_t v) noexcept {
   for (int i = 7; i >= 0; --i) {

@@ -88,6 +88,32 @@ std::string_view toString(Opcode opcode) noexcept {
       return "DCP_OPEN";
     case Opcode::kDcpSeqnoAcknowledged:
       return "DCP_SEQNO_ACKNOWLEDGED";
+    case Opcode::kDcpCloseStream:
+      return "DCP_CLOSE_STREAM";
+    case Opcode::kDcpStreamReq:
+      return "DCP_STREAM_REQ";
+    case Opcode::kDcpStreamEnd:
+      return "DCP_STREAM_END";
+    case Opcode::kDcpSnapshotMarker:
+      return "DCP_SNAPSHOT_MARKER";
+    case Opcode::kDcpMutation:
+      return "DCP_MUTATION";
+    case Opcode::kDcpDeletion:
+      return "DCP_DELETION";
+    case Opcode::kDcpNoop:
+      return "DCP_NOOP";
+    case Opcode::kDcpBufferAcknowledgement:
+      return "DCP_BUFFER_ACKNOWLEDGEMENT";
+    case Opcode::kDcpControl:
+      return "DCP_CONTROL";
+    case Opcode::kDcpPrepare:
+      return "DCP_PREPARE";
+    case Opcode::kDcpCommit:
+      return "DCP_COMMIT";
+    case Opcode::kDcpAbort:
+      return "DCP_ABORT";
+    case Opcode::kGetReplica:
+      return "GET_REPLICA";
     case Opcode::kSetParam:
       return "SET_PARAM";
     case Opcode::kSelectBucket:
@@ -96,7 +122,21 @@ std::string_view toString(Opcode opcode) noexcept {
   return "UNKNOWN";
 }
 
-bool isKnownOpcode(Opcode opcode) noexcept { return toString(opcode) != "UNKNOWN"; }
+bool isKnownOpcode(Opcode opcode) noexcept {
+  switch (opcode) {
+    case Opcode::kDcpStreamEnd:
+    case Opcode::kDcpSnapshotMarker:
+    case Opcode::kDcpMutation:
+    case Opcode::kDcpDeletion:
+    case Opcode::kDcpNoop:
+    case Opcode::kDcpPrepare:
+    case Opcode::kDcpCommit:
+    case Opcode::kDcpAbort:
+      return false;
+    default:
+      return toString(opcode) != "UNKNOWN";
+  }
+}
 
 Opcode unquiet(Opcode opcode) noexcept {
   switch (opcode) {

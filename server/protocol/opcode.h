@@ -2,8 +2,8 @@
 // syncwrite speaks.
 //
 // Values from couchbase/kv_engine docs/BinaryProtocol.md ("Magic Byte",
-// "Command Opcodes") and docs/dcp/documentation/commands/ (DCP_OPEN 0x50,
-// DCP_SEQNO_ACKNOWLEDGED 0x61). An Opcode may hold any byte: a request with an
+// "Command Opcodes") and docs/dcp/documentation/commands/ (DCP_OPEN 0x50 to
+// DCP_ABORT 0x63). An Opcode may hold any byte: a request with an
 // opcode not listed here still parses far enough to be answered
 // UnknownCommand with its own opcode and opaque.
 #pragma once
@@ -60,15 +60,31 @@ enum class Opcode : uint8_t {
   kSetVbucket = 0x3d,
   kGetAllVbSeqnos = 0x48,
   kDcpOpen = 0x50,
+  kDcpCloseStream = 0x52,
+  kDcpStreamReq = 0x53,
+  kDcpStreamEnd = 0x55,
+  kDcpSnapshotMarker = 0x56,
+  kDcpMutation = 0x57,
+  kDcpDeletion = 0x58,
+  kDcpNoop = 0x5c,
+  kDcpBufferAcknowledgement = 0x5d,
+  kDcpControl = 0x5e,
+  kDcpPrepare = 0x60,
   kDcpSeqnoAcknowledged = 0x61,
+  kDcpCommit = 0x62,
+  kDcpAbort = 0x63,
   kSetParam = 0x82,
+  kGetReplica = 0x83,
   kSelectBucket = 0x89,
   kGetMeta = 0xa0,
   kGetClusterConfig = 0xb5,
   kGetErrorMap = 0xfe,
 };
 
-// True for the opcodes listed above; false for any other byte.
+// True for the opcodes a server parses as requests: those listed above but
+// the DCP messages only a producer sends (STREAM_END, SNAPSHOT_MARKER,
+// MUTATION, DELETION, PREPARE, COMMIT, ABORT, NOOP), which a client decodes
+// (dcp_messages.h); false for any other byte.
 bool isKnownOpcode(Opcode opcode) noexcept;
 
 // The opcode a quiet variant is the quiet form of (SETQ -> SET, GETKQ ->

@@ -59,11 +59,13 @@ PacketReader::Next PacketReader::next() {
   // Magic is checked on the first byte, before a whole header is buffered,
   // so garbage is refused as soon as it arrives.
   const uint8_t magic = static_cast<uint8_t>(buffer_[begin_]);
-  const bool accepted = direction_ == Direction::kRequests
-                            ? (magic == static_cast<uint8_t>(Magic::kClientRequest) ||
-                               magic == static_cast<uint8_t>(Magic::kAltClientRequest))
-                            : (magic == static_cast<uint8_t>(Magic::kClientResponse) ||
-                               magic == static_cast<uint8_t>(Magic::kAltClientResponse));
+  const bool request = magic == static_cast<uint8_t>(Magic::kClientRequest) ||
+                       magic == static_cast<uint8_t>(Magic::kAltClientRequest);
+  const bool response = magic == static_cast<uint8_t>(Magic::kClientResponse) ||
+                        magic == static_cast<uint8_t>(Magic::kAltClientResponse);
+  const bool accepted = direction_ == Direction::kRequests    ? request
+                        : direction_ == Direction::kResponses ? response
+                                                              : request || response;
   if (!accepted) {
     error_ = Result::kBadMagic;
     error_header_ = Header{};

@@ -8,7 +8,8 @@
 //
 // Errors end the stream; after one, next() keeps answering it:
 //   kBadMagic — byte 0 is not a magic of the expected direction (requests for
-//               a server, responses for a client): close the connection.
+//               a server, responses for a client, either for a DCP consumer):
+//               close the connection.
 //   kBadLengths — the header's framing extras + extras + key exceed its body
 //               length: close the connection without an answer, as kv_engine
 //               does (cb::mcbp::Header::isValid fails). Detected from the
@@ -38,7 +39,9 @@ namespace syncwrite::server::protocol {
 
 class PacketReader {
  public:
-  enum class Direction { kRequests, kResponses };
+  // kBoth: a DCP consumer's connection, which reads the answers to its own
+  // requests and the producer's stream messages (requests) interleaved.
+  enum class Direction { kRequests, kResponses, kBoth };
 
   enum class Result {
     kNeedMore,    // no complete packet buffered

@@ -81,6 +81,16 @@ Shape shapeOf(Opcode opcode) {
       return {8, -1, Need::kRequired, Need::kAny, Cas::kAny};
     case Opcode::kDcpSeqnoAcknowledged:
       return {8, -1, Need::kNone, Need::kNone};
+    case Opcode::kDcpStreamReq:
+      return {48, -1, Need::kNone, Need::kAny};
+    case Opcode::kDcpControl:
+      return {0, -1, Need::kRequired, Need::kAny};
+    case Opcode::kDcpBufferAcknowledgement:
+      return {4, -1, Need::kNone, Need::kNone};
+    case Opcode::kDcpCloseStream:
+      return {0, -1, Need::kNone, Need::kNone};
+    case Opcode::kGetReplica:
+      return {0, -1, Need::kRequired, Need::kNone};
     case Opcode::kGetAllVbSeqnos:
       return {0, 4, Need::kNone, Need::kNone};
     case Opcode::kTouch:
@@ -328,6 +338,17 @@ ParseResult parseRequest(const Packet& packet) {
       break;
     case Opcode::kDcpSeqnoAcknowledged:
       r.prepared_seqno = wire::load64(packet.extras, 0);
+      break;
+    case Opcode::kDcpStreamReq:
+      r.stream_request = {.flags = wire::load32(packet.extras, 0),
+                          .start_seqno = wire::load64(packet.extras, 8),
+                          .end_seqno = wire::load64(packet.extras, 16),
+                          .vbucket_uuid = wire::load64(packet.extras, 24),
+                          .snap_start_seqno = wire::load64(packet.extras, 32),
+                          .snap_end_seqno = wire::load64(packet.extras, 40)};
+      break;
+    case Opcode::kDcpBufferAcknowledgement:
+      r.buffer_ack_bytes = wire::load32(packet.extras, 0);
       break;
     case Opcode::kGetAllVbSeqnos:
       if (packet.extras.size() == 4) {

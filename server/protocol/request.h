@@ -36,6 +36,12 @@
 //   GET_ALL_VB_SEQNOS       no extras or 4 (state filter: 0 alive, or 1..4)
 //   DCP_OPEN                8-byte extras (seqno, flags), key (name), any value
 //   DCP_SEQNO_ACKNOWLEDGED  8-byte extras (prepared seqno)
+//   DCP_STREAM_REQ          48-byte extras (flags, reserved, start, end, vbucket uuid,
+//                           snapshot start and end), any value
+//   DCP_CONTROL             key (the control), any value
+//   DCP_BUFFER_ACKNOWLEDGEMENT  4-byte extras (bytes)
+//   DCP_CLOSE_STREAM        nothing (the vbucket in the header)
+//   GET_REPLICA             key
 //   SASL_AUTH, SASL_STEP    key (mechanism), any value (the message)
 //   GET_ERROR_MAP           2-byte value (the version asked)
 #pragma once
@@ -81,6 +87,16 @@ struct Request {
   VbucketState vbucket_state = VbucketState::kDead;  // SET_VBUCKET
   uint32_t dcp_flags = 0;                            // DCP_OPEN
   uint64_t prepared_seqno = 0;                       // DCP_SEQNO_ACKNOWLEDGED
+  // DCP_STREAM_REQ's extras (docs/dcp/documentation/commands/stream-request.md).
+  struct StreamRequest {
+    uint32_t flags = 0;
+    uint64_t start_seqno = 0;
+    uint64_t end_seqno = 0;
+    uint64_t vbucket_uuid = 0;
+    uint64_t snap_start_seqno = 0;
+    uint64_t snap_end_seqno = 0;
+  } stream_request;
+  uint32_t buffer_ack_bytes = 0;  // DCP_BUFFER_ACKNOWLEDGEMENT
   // GET_ALL_VB_SEQNOS: 0 (no extras) every vbucket but the dead ones, or
   // 1..4 (VbucketState) the vbuckets in that state.
   uint32_t vbucket_state_filter = 0;

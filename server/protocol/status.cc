@@ -16,7 +16,7 @@ struct StatusText {
 // Descriptions paraphrase kv_engine docs/BinaryProtocol.md "Response Status".
 // Attributes are exactly those of kv_engine's
 // etc/couchbase/kv/error_maps/error_map_v2.json (revision 9), in its order.
-constexpr std::array<StatusText, 23> kStatuses{{
+constexpr std::array<StatusText, 24> kStatuses{{
     {Status::kSuccess, "Success", "success", "success"},
     {Status::kKeyNotFound, "KeyNotFound", "not found", "item-only"},
     {Status::kKeyExists, "KeyExists", "key exists", "item-only"},
@@ -29,6 +29,7 @@ constexpr std::array<StatusText, 23> kStatuses{{
     {Status::kNoBucket, "NoBucket", "no bucket", "conn-state-invalidated"},
     {Status::kAuthError, "AuthError", "authentication error", "conn-state-invalidated auth"},
     {Status::kAuthContinue, "AuthContinue", "continue authentication", "special-handling"},
+    {Status::kRollback, "Rollback", "rollback", "dcp special-handling"},
     {Status::kNoAccess, "NoAccess", "no access", "support"},
     {Status::kUnknownCommand, "UnknownCommand", "unknown command", "support"},
     {Status::kEnomem, "Enomem", "out of memory", "temp retry-later"},

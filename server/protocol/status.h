@@ -28,6 +28,7 @@ enum class Status : uint16_t {
   kNoBucket = 0x08,      // a data command before SELECT_BUCKET
   kAuthError = 0x20,     // SASL: wrong credentials or a malformed exchange
   kAuthContinue = 0x21,  // SASL: send the next step (SASL_STEP)
+  kRollback = 0x23,      // DCP_STREAM_REQ: roll back to the 8-byte seqno in the value
   kNoAccess = 0x24,      // not authenticated yet
   kUnknownCommand = 0x81,
   kEnomem = 0x82,
@@ -39,7 +40,7 @@ enum class Status : uint16_t {
   kDurabilityImpossible = 0xa1,         // the topology cannot satisfy the level
   kSyncWriteInProgress = 0xa2,          // another SyncWrite on the key is in flight
   kSyncWriteAmbiguous = 0xa3,           // timeout, vbucket left active, bucket deleted, shutdown
-  kSyncWriteReCommitInProgress = 0xa4,  // never sent by syncwrite (no warmup re-commit)
+  kSyncWriteReCommitInProgress = 0xa4,  // a promoted replica's prepare awaits its new majority
 };
 
 // The kv_engine-style name: "SyncWriteAmbiguous", or "Unknown" for a value

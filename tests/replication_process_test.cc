@@ -1,0 +1,156 @@
+// Two syncwrite-server processes as a cluster: each vbucket's replica is the
+// other process, fed over DCP. What a client sees from the outside: a durable
+// write commits only once the replica process holds it, the replica holds the
+// value (GET_REPLICA), a stopped or killed replica makes SyncWrites time out
+// ambiguous, and a restarted one catches up and acknowledges again.
+#include <signal.h>
+
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "server/protocol/client.h"
+#include "server/protocol/response.h"
+#include "tests/server_test_support.h"
+
+namespace syncwrite::server {
+namespace {
+
+using protocol::Opcode;
+using protocol::Status;
+using testing::call;
+using testing::durable;
+using testing::eventually;
+using testing::ServerProcess;
+using testing::statValue;
+
+// With 4 vbuckets and 2 nodes (n1, n2 by name), vbucket v's chain is
+// [n(v%2+1), the other]: vbuckets 0 and 2 are active on n1, 1 and 3 on n2.
+constexpr uint16_t kOnN1 = 0;
+constexpr uint16_t kOnN2 = 1;
+
+class ReplicationProcessTest : public ::testing::Test {
+ protected:
+  std::string clusterConfig() const {
+    return R"({"users": {"Administrator": {"password": "password"}},
+      "cluster": {"replication_user": "Administrator", "nodes": {
+        "n1": {"host": "127.0.0.1", "port_file": ")" +
+           n1_.portFile().string() + R"("},
+        "n2": {"host": "127.0.0.1", "port_file": ")" +
+           n2_.portFile().string() + R"("}}},
+      "buckets": {"default": {"num_replicas": 1, "max_vbuckets": 4}}})";
+  }
+
+  void startBoth() {
+    ASSERT_TRUE(n1_.start(clusterConfig(), {"--node", "n1"}));
+    ASSERT_TRUE(n2_.start(clusterConfig(), {"--node", "n2"}));
+    waitStreaming(n1_);
+    waitStreaming(n2_);
+  }
+
+  // Each node streams its 2 replica vbuckets from the other.
+  static void waitStreaming(ServerProcess& node) {
+    protocol::Client client = node.connect();
+    ASSERT_TRUE(eventually([&] { return statValue(client, "", "replication_streams") == 2; }))
+        << node.stderrText();
+  }
+
+  static absl::StatusOr<protocol::Response> getReplica(protocol::Client& client, uint16_t vb,
+                                                       std::string_view key) {
+    return call(client, {.opcode = Opcode::kGetReplica, .vbucket = vb, .key = key});
+  }
+
+  // The replica's copy of `key` once it has it ("" while absent).
+  static std::string replicaValue(protocol::Client& client, uint16_t vb, std::string_view key) {
+    auto r = getReplica(client, vb, key);
+    return r.ok() && r->status == Status::kSuccess ? std::string(r->value) : "";
+  }
+
+  ServerProcess n1_;
+  ServerProcess n2_;
+};
+
+TEST_F(ReplicationProcessTest, ADurableWriteCommitsOnceTheReplicaProcessHoldsIt) {
+  ASSERT_NO_FATAL_FAILURE(startBoth());
+  protocol::Client a = n1_.connect();
+  protocol::Client b = n2_.connect();
+  auto put = a.set(kOnN1, "k", "v1", durable(10000));
+  ASSERT_TRUE(put.ok()) << put.status();
+  ASSERT_EQ(put->status, Status::kSuccess) << put->errorContext();
+  // Committed means the replica acknowledged the prepare; the commit follows
+  // it down the stream.
+  EXPECT_GE(statValue(b, "", "replication_acks_sent"), 1);
+  EXPECT_TRUE(eventually([&] { return replicaValue(b, kOnN1, "k") == "v1"; }));
+  // The active serves the key, the replica does not (it is not active there).
+  auto on_replica = b.get(kOnN1, "k");
+  ASSERT_TRUE(on_replica.ok());
+  EXPECT_EQ(on_replica->status, Status::kNotMyVbucket);
+  auto not_replica = getReplica(a, kOnN1, "k");
+  ASSERT_TRUE(not_replica.ok());
+  EXPECT_EQ(not_replica->status, Status::kNotMyVbucket);
+  // The other direction: n2's active vbucket is replicated to n1.
+  auto put2 = b.set(kOnN2, "j", "w", durable(10000));
+  ASSERT_TRUE(put2.ok()) << put2.status();
+  ASSERT_EQ(put2->status, Status::kSuccess) << put2->errorContext();
+  EXPECT_TRUE(eventually([&] { return replicaValue(a, kOnN2, "j") == "w"; }));
+  // The replica's log has every seqno the active's has: prepares, commits,
+  // in order (a plain write too).
+  ASSERT_EQ(a.set(kOnN1, "plain", "p").value().status, Status::kSuccess);
+  EXPECT_TRUE(eventually([&] { return replicaValue(b, kOnN1, "plain") == "p"; }));
+}
+
+TEST_F(ReplicationProcessTest, AStoppedReplicaMakesSyncWritesAmbiguousAndCommitsAgainOnceResumed) {
+  ASSERT_NO_FATAL_FAILURE(startBoth());
+  protocol::Client a = n1_.connect();
+  n2_.signal(SIGSTOP);
+  auto put = a.set(kOnN1, "k", "v", durable(300));
+  n2_.signal(SIGCONT);
+  ASSERT_TRUE(put.ok()) << put.status();
+  EXPECT_EQ(put->status, Status::kSyncWriteAmbiguous);
+  // Aborted: the replica, once it has read the abort, does not hold it.
+  protocol::Client b = n2_.connect();
+  auto after = a.set(kOnN1, "k2", "v2", durable(10000));
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->status, Status::kSuccess) << after->errorContext();
+  EXPECT_TRUE(eventually([&] { return replicaValue(b, kOnN1, "k2") == "v2"; }));
+  auto aborted = getReplica(b, kOnN1, "k");
+  ASSERT_TRUE(aborted.ok());
+  EXPECT_EQ(aborted->status, Status::kKeyNotFound);
+}
+
+TEST_F(ReplicationProcessTest, AKilledReplicaRestartsEmptyCatchesUpAndAcknowledgesAgain) {
+  ASSERT_NO_FATAL_FAILURE(startBoth());
+  protocol::Client a = n1_.connect();
+  ASSERT_EQ(a.set(kOnN1, "before", "1", durable(10000)).value().status, Status::kSuccess);
+  n2_.signal(SIGKILL);
+  EXPECT_EQ(n2_.wait(), -SIGKILL);
+  auto lost = a.set(kOnN1, "while-down", "2", durable(300));
+  ASSERT_TRUE(lost.ok()) << lost.status();
+  EXPECT_EQ(lost->status, Status::kSyncWriteAmbiguous);
+  ASSERT_EQ(a.set(kOnN1, "plain-while-down", "3").value().status, Status::kSuccess);
+  // The old port file would send n1 to a port nobody listens on.
+  std::filesystem::remove(n2_.portFile());
+  ASSERT_TRUE(n2_.start(clusterConfig(), {"--node", "n2"}));
+  ASSERT_NO_FATAL_FAILURE(waitStreaming(n2_));
+  protocol::Client b = n2_.connect();
+  // Everything the active committed, before and while it was down.
+  EXPECT_TRUE(eventually([&] { return replicaValue(b, kOnN1, "plain-while-down") == "3"; }));
+  EXPECT_EQ(replicaValue(b, kOnN1, "before"), "1");
+  EXPECT_EQ(getReplica(b, kOnN1, "while-down").value().status, Status::kKeyNotFound);
+  auto again = a.set(kOnN1, "after", "4", durable(10000));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->status, Status::kSuccess) << again->errorContext();
+}
+
+TEST_F(ReplicationProcessTest, AClusterConfigurationNamesWhatIsWrong) {
+  // A node name the cluster does not have.
+  n1_.spawn(clusterConfig(), {"--node", "n9"});
+  EXPECT_EQ(n1_.wait(), 1);
+  EXPECT_NE(n1_.stderrText().find("node_name 'n9' is not one of the cluster's nodes"),
+            std::string::npos)
+      << n1_.stderrText();
+}
+
+}  // namespace
+}  // namespace syncwrite::server
