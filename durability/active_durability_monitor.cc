@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
 #include <utility>
 
 namespace syncwrite::durability {
@@ -203,6 +204,7 @@ void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
   while (!writes_.empty()) {
     TrackedWrite& head = writes_.front();
     if (!acks_.isSatisfied(head.prepare->seqno, head.level())) break;
+    const bool inherited = head.seqno() <= inherited_through_;
     // Held by head.prepare until it moves into the hash table, its last use.
     const vbucket::Item& prepare = *head.prepare;
     Resolution r = resolutionOf(prepare, vb_.id());
@@ -217,13 +219,15 @@ void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
     } else {
       vb_.hashTable().setCommitted(std::move(head.prepare.item));
     }
-    if (head.answered()) {
+    if (inherited) {
+      ++counters_.recommitted;  // a promoted replica's prepare: no client waits for it
+    } else if (head.answered()) {
       ++counters_.committed_after_answer;  // its client heard "ambiguous" at its deadline
     } else {
       resolved.add(std::move(head.completion), r);
     }
     ++counters_.committed;
-    popHeadLocked();
+    popHeadLocked(inherited);
     head_changed = true;
   }
   if (head_changed) publishLocked();
@@ -256,7 +260,7 @@ void ActiveDurabilityMonitor::processExpired(clock::TimePoint now, ResolvedWrite
     }
     ++counters_.aborted_timeout;
     keys_.erase(front_position_);
-    popHeadLocked();
+    popHeadLocked(/*inherited=*/false);  // an adopted write has no deadline
   }
   answerExpiredLocked(now, resolved, max_writes - taken);
   publishLocked();
@@ -318,11 +322,54 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
     resolved.add(std::move(w.completion), r);
     ++counters_.ambiguous_other;
   }
+  uint64_t inherited = 0;
+  for (const TrackedWrite& w : writes_) inherited += w.seqno() <= inherited_through_ ? 1 : 0;
+  if (inherited != 0) settings_.recommits_pending.fetch_sub(inherited, std::memory_order_relaxed);
+  inherited_through_ = 0;
   writes_.clear();
   if (persisting != 0)
     settings_.awaiting_persistence.fetch_sub(persisting, std::memory_order_relaxed);
   early_.clear();
   publishLocked();
+}
+
+size_t ActiveDurabilityMonitor::adoptPrepares(std::vector<PassivePrepare> prepares,
+                                              Seqno persisted_seqno) {
+  base::MutexLock lock(mutex_);
+  if (vb_.state() == vbucket::VBucketState::kActive || !writes_.empty()) {
+    throw std::logic_error("adoptPrepares: the vbucket must not be active nor track writes yet");
+  }
+  acks_.localPersistence(persisted_seqno);
+  size_t adopted = 0;
+  uint64_t persisting = 0;
+  for (PassivePrepare& p : prepares) {
+    if (p.completed) continue;
+    const Seqno seqno = p.prepare->seqno;
+    if (needsActivePersistence(p.level)) ++persisting;
+    writes_.emplace_back(std::move(p.prepare), clock::kNever, p.level, Completion());
+    keys_.insert(front_position_ + static_cast<uint32_t>(writes_.size() - 1));
+    inherited_through_ = seqno;
+    ++adopted;
+  }
+  if (persisting != 0) {
+    settings_.awaiting_persistence.fetch_add(persisting, std::memory_order_seq_cst);
+  }
+  settings_.recommits_pending.fetch_add(adopted, std::memory_order_relaxed);
+  if (adopted != 0) publishLocked();
+  return adopted;
+}
+
+void ActiveDurabilityMonitor::commitSatisfied(ResolvedWrites& resolved) {
+  base::MutexLock lock(mutex_);
+  if (resolvesLocked()) commitSatisfiedLocked(resolved);
+}
+
+bool ActiveDurabilityMonitor::reCommitInProgress(std::string_view key) const {
+  base::MutexLock lock(mutex_);
+  if (inherited_through_ == 0) return false;
+  auto it = keys_.find(absl::string_view(key.data(), key.size()));
+  if (it == keys_.end()) return false;
+  return writes_[*it - front_position_].seqno() <= inherited_through_;
 }
 
 void ActiveDurabilityMonitor::forgetQueuedAck(const std::string& node) {
@@ -353,9 +400,13 @@ void ActiveDurabilityMonitor::setDeadlineListener(DeadlineListener* listener) {
 
 // The caller has erased the head's position from keys_ (before a commit
 // moves the item its hash reads the key from).
-void ActiveDurabilityMonitor::popHeadLocked() {
+void ActiveDurabilityMonitor::popHeadLocked(bool inherited) {
   if (needsActivePersistence(writes_.front().level())) {
     settings_.awaiting_persistence.fetch_sub(1, std::memory_order_relaxed);
+  }
+  if (inherited) {
+    settings_.recommits_pending.fetch_sub(1, std::memory_order_relaxed);
+    if (writes_.size() == 1 || writes_[1].seqno() > inherited_through_) inherited_through_ = 0;
   }
   writes_.pop_front();
   ++front_position_;

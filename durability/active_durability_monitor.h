@@ -56,6 +56,7 @@
 #include "base/spare_block.h"
 #include "clock/time.h"
 #include "durability/ack_state.h"
+#include "durability/passive_durability_monitor.h"
 #include "durability/resolved_writes.h"
 #include "durability/sync_write.h"
 #include "durability/topology.h"
@@ -82,6 +83,11 @@ struct DurabilitySettings {
   // in its cache (a count in each monitor, beside the fields every write
   // changes, missed once per report).
   alignas(64) mutable std::atomic<uint64_t> awaiting_persistence{0};
+  // Not a setting either: the writes a promotion took from a replica that
+  // have not committed or aborted yet (ActiveDurabilityMonitor::
+  // adoptPrepares). A read checks it before asking the monitor whether its
+  // key is being re-committed: one load of a line nothing writes meanwhile.
+  mutable std::atomic<uint64_t> recommits_pending{0};
 
   std::chrono::milliseconds defaultTimeout() const noexcept {
     return std::chrono::milliseconds(default_timeout_ms.load(std::memory_order_relaxed));
@@ -110,6 +116,7 @@ struct MonitorCounters {
   // vbucket; each is also counted when its prepare later commits or aborts.
   uint64_t answered_behind_head = 0;
   uint64_t committed_after_answer = 0;  // of those, the ones that committed
+  uint64_t recommitted = 0;  // prepares taken over at a promotion, committed (adoptPrepares)
   uint64_t plain_writes = 0;
   uint64_t refused = 0;
 };
@@ -173,6 +180,21 @@ class ActiveDurabilityMonitor {
   // aborted but not answered again. With `close` it queues nothing and the
   // monitor refuses every later write (kNotActive) for good. O(writes).
   void abortAll(AmbiguousReason reason, bool close, ResolvedWrites& resolved);
+
+  // Promotion: takes the prepares a replica held (passive_durability_monitor.h)
+  // that were not completed, oldest first, as SyncWrites with no deadline and
+  // no client (never aborted by a timeout; committed once the topology's
+  // majority has acknowledged them), and records `persisted_seqno` as this
+  // node's persistence. Requires the vbucket not active yet and no write
+  // tracked (std::logic_error otherwise); the caller makes it active, then
+  // calls commitSatisfied(). Until one of them commits or aborts,
+  // reCommitInProgress() is true for its key. Returns how many it took.
+  size_t adoptPrepares(std::vector<PassivePrepare> prepares, Seqno persisted_seqno);
+  // Commits what the acks and persistence recorded satisfy (after a promotion).
+  void commitSatisfied(ResolvedWrites& resolved);
+  // True while `key`'s tracked write is one adoptPrepares() took. Takes the
+  // lock; callers check DurabilitySettings::recommits_pending first.
+  bool reCommitInProgress(std::string_view key) const;
 
   // AckState::forgetQueuedAck() under the monitor's lock.
   void forgetQueuedAck(const std::string& node);
@@ -268,8 +290,10 @@ class ActiveDurabilityMonitor {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   WriteResult writePlainLocked(const WriteRequest& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void commitSatisfiedLocked(ResolvedWrites& resolved) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Drops the oldest write, whose key the caller has erased already.
-  void popHeadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Drops the oldest write, whose key the caller has erased already and
+  // whose prepare it may have moved out; `inherited`: it was adopted
+  // (adoptPrepares), which the caller checked before.
+  void popHeadLocked(bool inherited) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // The earliest heap entry whose write is still tracked (stale ones are
   // dropped on the way), or null.
   const EarlyEntry* earlyTopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -328,6 +352,9 @@ class ActiveDurabilityMonitor {
   // of the server's CPU at 4 x 32 durable SETs). Fills padding after closed_.
   bool durability_possible_ ABSL_GUARDED_BY(mutex_);
   MonitorCounters counters_ ABSL_GUARDED_BY(mutex_);
+  // The last seqno adoptPrepares() took: a tracked write at or below it is
+  // a re-commit (0: none).
+  Seqno inherited_through_ ABSL_GUARDED_BY(mutex_) = 0;
 
   std::atomic<bool> has_writes_{false};
   std::atomic<clock::Duration::rep> head_deadline_{clock::kNever.time_since_epoch().count()};

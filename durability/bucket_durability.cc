@@ -370,6 +370,41 @@ PassiveDurabilityMonitor& BucketDurability::passiveMonitor(Vbid vbid) {
   return *slot;
 }
 
+absl::StatusOr<size_t> BucketDurability::promote(Vbid vbid, const std::string& this_node,
+                                                 ReplicationTopology topology) {
+  Impl& d = *impl_;
+  if (vbid >= d.slots.size()) {
+    return absl::InvalidArgumentError("promote: vbucket " + std::to_string(vbid) +
+                                      " does not exist");
+  }
+  if (topology.active() != this_node) {
+    return absl::InvalidArgumentError("promote: the topology's active is '" + topology.active() +
+                                      "', not this node '" + this_node + "'");
+  }
+  vbucket::VBucket& vb = d.map.at(vbid);
+  if (vb.state() != vbucket::VBucketState::kReplica) {
+    return absl::FailedPreconditionError("promote: vbucket " + std::to_string(vbid) + " is " +
+                                         std::string(vbucket::toString(vb.state())) +
+                                         ", not a replica");
+  }
+  PassiveDurabilityMonitor& passive = passiveMonitor(vbid);
+  ActiveDurabilityMonitor& monitor = *d.slots[vbid].monitor;
+  ResolvedWrites resolved;
+  monitor.setTopology(std::move(topology), resolved);
+  const size_t adopted = monitor.adoptPrepares(passive.takeAll(), passive.persistedSeqno());
+  vb.setState(vbucket::VBucketState::kActive);
+  monitor.commitSatisfied(resolved);
+  resolved.notify();
+  return adopted;
+}
+
+bool BucketDurability::reCommitInProgress(Vbid vbid, std::string_view key) const noexcept {
+  const Impl& d = *impl_;
+  if (d.settings.recommits_pending.load(std::memory_order_relaxed) == 0) return false;
+  if (vbid >= d.slots.size()) return false;
+  return d.slots[vbid].monitor->reCommitInProgress(key);
+}
+
 void BucketDurability::setPassiveAckListener(PassiveAckListener listener) {
   impl_->passive_ack_listener = std::move(listener);
 }
@@ -481,6 +516,7 @@ DurabilityStats BucketDurability::stats() const {
     s.refused += c.refused;
     s.answered_behind_head += c.answered_behind_head;
     s.committed_after_answer += c.committed_after_answer;
+    s.recommitted += c.recommitted;
   }
   s.timeout_task_runs = d.task_counters.runs.load(std::memory_order_relaxed);
   s.timeout_slices_yielded = d.task_counters.slices_yielded.load(std::memory_order_relaxed);

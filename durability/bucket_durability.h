@@ -24,11 +24,12 @@
 // (docs/benchmarks.md compares the coarse choices). With a manual clock
 // nothing fires by itself: advance it and call checkTimeoutsNow().
 //
-// Memory: 1,355,471 bytes of requested heap for 1024 idle active vbuckets
-// event-driven, 1,355,814 polling (~1,323 a vbucket: its monitor, whose empty
+// Memory: 1,355,599 bytes of requested heap for 1024 idle active vbuckets
+// event-driven, 1,355,942 polling (~1,323 a vbucket: its monitor, whose empty
 // deque holds its map and first block, plus per bucket the sleeping task, the
-// in-flight set, the lateness histogram and the settings), beyond the
-// vbuckets' own; g++ 12, x86-64, pinned by tests/idle_memory_test.cc.
+// in-flight set, the lateness histogram, the settings and the empty map of
+// passive monitors), beyond the vbuckets' own; g++ 12, x86-64, pinned by
+// tests/idle_memory_test.cc.
 //
 // Thread-safety: every member may be called from any thread. Completions are
 // called as sync_write.h says, with no lock of this layer held (a state
@@ -79,6 +80,9 @@ struct DurabilityStats {
   // in order (counted in committed / aborted_timeout then, not answered).
   uint64_t answered_behind_head = 0;
   uint64_t committed_after_answer = 0;  // of those, committed later
+  // Prepares a promotion took over from this node's replica copy, committed
+  // since (promote()); counted in committed too.
+  uint64_t recommitted = 0;
   uint64_t plain_writes = 0;            // writes committed at once
   uint64_t refused = 0;                 // writes refused (any status but kCommitted/kPending)
   uint64_t timeout_task_runs = 0;       // runs of this bucket's timeout tasks, both modes
@@ -175,6 +179,22 @@ class BucketDurability {
   // first call and kept for the bucket's life (a vbucket with none costs
   // nothing). Requires vbid < the map's size (std::out_of_range).
   PassiveDurabilityMonitor& passiveMonitor(Vbid vbid);
+  // Promotes replica vbucket `vbid` to active with `topology` (whose active
+  // is this node): every prepare its passive monitor holds that the old
+  // active had not completed becomes a SyncWrite with no timeout and no
+  // client (ActiveDurabilityMonitor::adoptPrepares), then the vbucket becomes
+  // active and what the topology's acks already satisfy commits. The rest
+  // commit as acks arrive; none is ever aborted by a timeout. Returns how
+  // many it took over. FailedPrecondition, changing nothing, when the
+  // vbucket is not a replica; InvalidArgument when the topology's active is
+  // another node (`this_node`) or past the map.
+  absl::StatusOr<size_t> promote(Vbid vbid, const std::string& this_node,
+                                 ReplicationTopology topology);
+  // True while `key` in `vbid` has a prepare a promotion took over that has
+  // not committed or aborted yet: a read answers SyncWriteReCommitInProgress.
+  // One atomic load while no promotion's prepare is pending in the bucket.
+  bool reCommitInProgress(Vbid vbid, std::string_view key) const noexcept;
+
   // Told (vbid, HPS) when local persistence moved a replica vbucket's HPS, so
   // that its stream acknowledges it. Set before streams start (not
   // synchronised against notifyLocalPersistence); empty: nobody is told.

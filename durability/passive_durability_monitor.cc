@@ -122,6 +122,11 @@ Seqno PassiveDurabilityMonitor::highCompletedSeqno() const {
   return hcs_;
 }
 
+Seqno PassiveDurabilityMonitor::persistedSeqno() const {
+  base::MutexLock lock(mutex_);
+  return persisted_;
+}
+
 size_t PassiveDurabilityMonitor::numTracked() const {
   base::MutexLock lock(mutex_);
   return tracked_.size();

@@ -92,6 +92,8 @@ class PassiveDurabilityMonitor {
 
   Seqno highPreparedSeqno() const;
   Seqno highCompletedSeqno() const;
+  // The last local persistence reported (notifyLocalPersistence).
+  Seqno persistedSeqno() const;
   // Prepares held (not yet passed by both the HPS and the HCS).
   size_t numTracked() const;
 

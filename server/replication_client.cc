@@ -19,6 +19,8 @@ namespace {
 
 // A stream's opaque: its STREAM_REQ's, which every message of it carries.
 constexpr uint32_t kStreamOpaqueBase = 0x10000;
+// A CLOSE_STREAM's opaque.
+constexpr uint32_t kCloseOpaqueBase = 0x20000;
 
 }  // namespace
 
@@ -119,6 +121,8 @@ void ReplicationClient::sendHandshake() {
   protocol::appendDcpControl(out, step("DCP_CONTROL connection_buffer_size"),
                              "connection_buffer_size", std::to_string(kBufferBytes));
   for (vbucket::Vbid vbid : options_.vbuckets) {
+    // Promoted here since (or made dead): not streamed from this node.
+    if (options_.bucket->vbuckets().at(vbid).state() != vbucket::VBucketState::kReplica) continue;
     const vbucket::Seqno start = options_.bucket->vbuckets().at(vbid).highSeqno();
     const uint32_t stream_opaque = kStreamOpaqueBase + vbid;
     awaiting_[stream_opaque] = absl::StrCat("DCP_STREAM_REQ vbucket ", vbid, " from ", start);
@@ -218,6 +222,7 @@ bool ReplicationClient::handleStreamMessage(const protocol::Packet& packet) {
                       std::string(message.status().message())));
     return false;
   }
+  if (dropped_.contains(message->vbucket)) return true;  // closing: what was in flight
   auto it = streams_.find(message->vbucket);
   if (it == streams_.end() || message->opaque != kStreamOpaqueBase + message->vbucket) {
     fail(absl::StrCat("node '", options_.active.name, "' sent ",
@@ -232,6 +237,23 @@ bool ReplicationClient::handleStreamMessage(const protocol::Packet& packet) {
                          ")"));
     streams_.erase(it);
     streams_open_.store(streams_.size(), std::memory_order_relaxed);
+    return true;
+  }
+  if (options_.bucket->vbuckets().at(message->vbucket).state() != vbucket::VBucketState::kReplica) {
+    // Promoted (or made dead) here meanwhile: what the old active still
+    // sends is not this vbucket's any more.
+    logLine(absl::StrCat("vbucket ", message->vbucket, " is no longer a replica here: dropping "
+                         "its stream from node '", options_.active.name, "'"));
+    streams_.erase(it);
+    streams_open_.store(streams_.size(), std::memory_order_relaxed);
+    dropped_.insert(message->vbucket);
+    std::string out;
+    const uint32_t opaque = kCloseOpaqueBase + message->vbucket;
+    awaiting_[opaque] = absl::StrCat("DCP_CLOSE_STREAM vbucket ", message->vbucket);
+    protocol::appendRequest(out, {.opcode = protocol::Opcode::kDcpCloseStream,
+                                  .opaque = opaque,
+                                  .vbucket = message->vbucket});
+    send(out);
     return true;
   }
   absl::Status applied;
@@ -304,6 +326,7 @@ void ReplicationClient::closeSocket() {
   streaming_ = false;
   awaiting_.clear();
   streams_.clear();
+  dropped_.clear();
   streams_open_.store(0, std::memory_order_relaxed);
   unacked_bytes_ = 0;
 }

@@ -24,7 +24,9 @@
 // (100 ms doubling to 2 s; reset once streaming), each stream resuming from
 // what its vbucket holds. A refused stream (Rollback: the replica holds what
 // the active does not, which needs a rollback this node cannot make yet) is
-// logged and retried the same way.
+// logged and retried the same way. A vbucket that stops being a replica here
+// (promoted) has its stream closed (DCP_CLOSE_STREAM) and is not asked for
+// again.
 //
 // Threading: runs on one io_context (an I/O thread's); start(), stop() and
 // ackPersisted() may be called from any thread and post there.
@@ -35,6 +37,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -115,6 +118,9 @@ class ReplicationClient final : public std::enable_shared_from_this<ReplicationC
   // Opaques of the handshake's requests not yet answered, and what each was.
   std::map<uint32_t, std::string> awaiting_;
   std::map<vbucket::Vbid, std::unique_ptr<dcp::PassiveStream>> streams_;
+  // Streams this client closed (the vbucket left replica): what still
+  // arrives for them is dropped.
+  std::set<vbucket::Vbid> dropped_;
   uint64_t unacked_bytes_ = 0;
 
   std::atomic<uint64_t> connects_{0};

@@ -166,6 +166,7 @@ nlohmann::json durabilityStatsJson(const durability::DurabilityStats& s) {
       {"sync_writes_aborted_other", s.aborted_other},
       {"sync_writes_answered_behind_head", s.answered_behind_head},
       {"sync_writes_committed_after_answer", s.committed_after_answer},
+      {"sync_writes_recommitted", s.recommitted},
       {"plain_writes", s.plain_writes},
       {"writes_refused", s.refused},
       {"timeout_task_runs", s.timeout_task_runs},

@@ -208,6 +208,62 @@ TEST_F(DcpStreamTest, OutOfOrderItemsAreRefusedAndChangeNothing) {
   EXPECT_EQ(replicaValue("k"), "v");
 }
 
+TEST_F(DcpStreamTest, APromotionTakesOverOpenPreparesWithNoTimeoutUntilTheNewMajorityAcks) {
+  open();
+  ASSERT_EQ(write("done", "1").status, WriteStatus::kPending);
+  ASSERT_EQ(write("open", "2").status, WriteStatus::kPending);
+  // The replica receives both prepares and the first one's commit; the old
+  // active is then gone (its commit of the second never comes).
+  ActiveStream::Batch batch = stream_->next(2);
+  ASSERT_TRUE(passive_->snapshotMarker(batch.marker).ok());
+  for (const StreamItem& item : batch.items) {
+    ASSERT_TRUE(passive_
+                    ->item({.kind = item.kind,
+                            .seqno = item.seqno,
+                            .key = item.item->key(),
+                            .value = item.item->value(),
+                            .cas = item.item->cas,
+                            .level = item.level})
+                    .ok());
+  }
+  ASSERT_TRUE(passive_->snapshotMarker({.start = 3, .end = 3}).ok());
+  ASSERT_TRUE(passive_->item({.kind = StreamItemKind::kCommit,
+                              .seqno = 3,
+                              .prepared_seqno = 1,
+                              .key = "done",
+                              .value = ""})
+                  .ok());
+  stream_.reset();
+  auto topology = durability::ReplicationTopology::create(
+      {durability::ReplicationChain{"new-active", {"other"}}});
+  ASSERT_TRUE(topology.ok());
+  EXPECT_FALSE(replica_->promote(0, "someone-else", *topology).ok());
+  auto adopted = replica_->promote(0, "new-active", *topology);
+  ASSERT_TRUE(adopted.ok()) << adopted.status();
+  EXPECT_EQ(*adopted, 1u);
+  EXPECT_EQ(replica_map_->at(0).state(), VBucketState::kActive);
+  EXPECT_TRUE(replica_->reCommitInProgress(0, "open"));
+  EXPECT_FALSE(replica_->reCommitInProgress(0, "done"));
+  EXPECT_EQ(replicaValue("done"), "1");
+  // Hours later, it is still there: nothing times it out.
+  clock_.advance(std::chrono::hours(5));
+  replica_->checkTimeoutsNow();
+  EXPECT_EQ(replica_->inFlight(0), 1u);
+  EXPECT_EQ(replica_->nextDeadline(0), clock::kNever);
+  // A write to its key waits for it.
+  WriteRequest blocked{WriteOp::kSet, "open", "3", 9, std::nullopt};
+  EXPECT_EQ(replica_->write(0, blocked, {}).status, WriteStatus::kSyncWriteInProgress);
+  // The new chain's replica acknowledges it: it commits, once.
+  ASSERT_TRUE(replica_->seqnoAcknowledged(0, "other", 2));
+  EXPECT_FALSE(replica_->reCommitInProgress(0, "open"));
+  EXPECT_EQ(replicaValue("open"), "2");
+  EXPECT_EQ(replica_->stats().recommitted, 1u);
+  EXPECT_EQ(replica_->inFlight(0), 0u);
+  // Not a replica any more.
+  EXPECT_EQ(replica_->promote(0, "new-active", *topology).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_F(DcpStreamTest, TheMonitorCompletesPreparesInSeqnoOrderOnly) {
   durability::PassiveDurabilityMonitor& pdm = replica_->passiveMonitor(0);
   ASSERT_TRUE(pdm.receivePrepare({.key = "x", .value = "1", .seqno = 1}).ok());

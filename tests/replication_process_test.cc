@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "server/protocol/client.h"
+#include "server/protocol/request_encoder.h"
 #include "server/protocol/response.h"
 #include "tests/server_test_support.h"
 
@@ -141,6 +142,45 @@ TEST_F(ReplicationProcessTest, AKilledReplicaRestartsEmptyCatchesUpAndAcknowledg
   auto again = a.set(kOnN1, "after", "4", durable(10000));
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->status, Status::kSuccess) << again->errorContext();
+}
+
+TEST_F(ReplicationProcessTest, APromotedReplicaReCommitsThePreparesItHeldAndReadsWaitForThem) {
+  ASSERT_NO_FATAL_FAILURE(startBoth());
+  protocol::Client b = n2_.connect();
+  // n2 receives the prepare but cannot persist it, so it never acknowledges
+  // a persist_to_majority write: n1 holds it pending.
+  testing::setParam(b, "simulated_flusher_paused", "true");
+  protocol::Client a = n1_.connect();
+  protocol::MutationOptions options;
+  options.durability = protocol::DurabilitySpec{durability::Level::kPersistToMajority, 30000};
+  std::string request;
+  protocol::appendStore(request, Opcode::kSet, a.nextOpaque(), kOnN1, "p", "value", options);
+  ASSERT_TRUE(a.sendRaw(request).ok());
+  ASSERT_TRUE(eventually([&] { return statValue(b, "", "replication_items_received") >= 1; }));
+  // The active dies with the write in flight; n2 is made active for it.
+  n1_.signal(SIGKILL);
+  EXPECT_EQ(n1_.wait(), -SIGKILL);
+  auto promoted =
+      b.setVbucketState(kOnN1, protocol::VbucketState::kActive, R"({"topology": [["n2"]]})");
+  ASSERT_TRUE(promoted.ok()) << promoted.status();
+  ASSERT_EQ(promoted->status, Status::kSuccess) << promoted->errorContext();
+  // Until this node has persisted it, the prepare it took over is neither
+  // committed nor aborted: a read is told so, a write waits for it.
+  auto read = b.get(kOnN1, "p");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->status, Status::kSyncWriteReCommitInProgress);
+  EXPECT_EQ(b.set(kOnN1, "p", "other").value().status, Status::kSyncWriteInProgress);
+  EXPECT_EQ(statValue(b, "durability", "sync_writes_in_flight"), 1);
+  testing::setParam(b, "simulated_flusher_paused", "false");
+  EXPECT_TRUE(eventually([&] {
+    auto r = b.get(kOnN1, "p");
+    return r.ok() && r->status == Status::kSuccess && r->value == "value";
+  }));
+  EXPECT_EQ(statValue(b, "durability", "sync_writes_recommitted"), 1);
+  EXPECT_EQ(statValue(b, "durability", "sync_writes_aborted_timeout"), 0);
+  EXPECT_NE(n2_.stderrText().find("vbucket 0 promoted to active; it re-commits the 1 prepare(s)"),
+            std::string::npos)
+      << n2_.stderrText();
 }
 
 TEST_F(ReplicationProcessTest, AClusterConfigurationNamesWhatIsWrong) {

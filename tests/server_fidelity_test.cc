@@ -206,6 +206,7 @@ TEST(ServerFidelity, ErrorMapCarriesKvEnginesAttributesAndVersions) {
       {"8", {"conn-state-invalidated"}},
       {"20", {"conn-state-invalidated", "auth"}},
       {"21", {"special-handling"}},
+      {"23", {"dcp", "special-handling"}},
       {"24", {"support"}},
       {"81", {"support"}},
       {"82", {"temp", "retry-later"}},

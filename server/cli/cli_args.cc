@@ -49,7 +49,7 @@ constexpr CommandName kCommands[] = {
     {"delete", Command::kDelete, 1, 0},
     {"stats", Command::kStats, 0, 1},
     {"set-param", Command::kSetParam, 2, 0},
-    {"set-vbucket", Command::kSetVbucket, 2, 0},
+    {"set-vbucket", Command::kSetVbucket, 2, 1},
     {"version", Command::kVersion, 0, 0},
     {"help", Command::kHelp, 0, 0},
 };
@@ -68,7 +68,10 @@ commands:
   delete KEY            remove
   stats [GROUP]         "" (general), durability, config, tasks
   set-param KEY VALUE   change a dynamic config key of the bucket
-  set-vbucket VB STATE  active | replica | pending | dead (or 1..4)
+  set-vbucket VB STATE [TOPOLOGY]
+                        active | replica | pending | dead (or 1..4); TOPOLOGY is
+                        kv_engine's chains, e.g. '[["n2", "n3"]]': a replica made
+                        active with one is promoted
   version               the server's version
   help                  this text
 )",
@@ -126,6 +129,7 @@ absl::StatusOr<CliArgs> parseArgs(const std::vector<std::string>& args) {
   out.command = command->command;
   if (operands >= 1) out.key = positional[1];
   if (operands >= 2) out.value = positional[2];
+  if (operands >= 3) out.topology = positional[3];
 
   const bool mutation = out.command == Command::kSet || out.command == Command::kAdd ||
                         out.command == Command::kReplace || out.command == Command::kDelete;

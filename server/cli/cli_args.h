@@ -52,6 +52,7 @@ struct CliArgs {
   std::string value;                                               // VALUE
   uint16_t target_vbucket = 0;                                     // set-vbucket VB
   protocol::VbucketState state = protocol::VbucketState::kActive;  // set-vbucket STATE
+  std::string topology;  // set-vbucket TOPOLOGY (JSON chains), or empty
   std::optional<protocol::DurabilitySpec> durability;
 
   // The vbucket a key command goes to: --vbucket, else the key's hash.

@@ -1,9 +1,18 @@
 // STAT, SET_PARAM, SET_VBUCKET, FLUSH, FLUSHQ.
+//
+// SET_VBUCKET may carry kv_engine's topology value, {"topology": [[...]]}: the
+// vbucket's chain is set first; a replica made active with one is promoted
+// (BucketDurability::promote: the prepares it held are re-committed, never
+// timed out).
+#include <optional>
 #include <string>
+#include <utility>
 
 #include <absl/strings/str_cat.h>
+#include <nlohmann/json.hpp>
 
 #include "server/commands/families.h"
+#include "server/log.h"
 #include "server/protocol/response_encoder.h"
 #include "server/stats.h"
 #include "vbucket/vbucket_state.h"
@@ -56,8 +65,40 @@ Disposition setVbucket(CommandContext& context) {
                              bucket->vbuckets().size(), ")"));
     return Disposition::kAnswered;
   }
-  // Listeners run here: leaving active answers the vbucket's SyncWrites ambiguous.
-  vb->setState(vbucketStateFor(request.vbucket_state));
+  // kv_engine's SET_VBUCKET value: {"topology": [["active", "replica", null]]}.
+  std::optional<durability::ReplicationTopology> topology;
+  if (!request.value.empty()) {
+    const nlohmann::json value = nlohmann::json::parse(request.value, nullptr, false);
+    absl::StatusOr<durability::ReplicationTopology> parsed =
+        value.is_object() && value.contains("topology")
+            ? durability::ReplicationTopology::fromJson(value["topology"])
+            : absl::InvalidArgumentError(
+                  "the value must be a JSON object {\"topology\": [[\"active\", ...]]}");
+    if (!parsed.ok()) {
+      answerError(context, Status::kEinval,
+                  absl::StrCat("SET_VBUCKET: ", std::string(parsed.status().message())));
+      return Disposition::kAnswered;
+    }
+    topology = std::move(*parsed);
+  }
+  const vbucket::VBucketState state = vbucketStateFor(request.vbucket_state);
+  if (topology && state == vbucket::VBucketState::kActive &&
+      vb->state() == vbucket::VBucketState::kReplica) {
+    absl::StatusOr<size_t> taken =
+        bucket->durability().promote(request.vbucket, context.server.node_name, *topology);
+    if (!taken.ok()) {
+      answerError(context, Status::kEinval,
+                  absl::StrCat("SET_VBUCKET: ", std::string(taken.status().message())));
+      return Disposition::kAnswered;
+    }
+    logLine(absl::StrCat("bucket \"", bucket->name(), "\": vbucket ", request.vbucket,
+                         " promoted to active; it re-commits the ", *taken,
+                         " prepare(s) its replica copy held open"));
+  } else {
+    if (topology) bucket->durability().setTopology(request.vbucket, std::move(*topology));
+    // Listeners run here: leaving active answers the vbucket's SyncWrites ambiguous.
+    vb->setState(state);
+  }
   bucket->configChanged();
   protocol::appendStatusResponse(context.out, request.opcode, Status::kSuccess, request.opaque);
   return Disposition::kAnswered;

@@ -63,6 +63,13 @@ void answerValue(CommandContext& context, const vbucket::Item& item, uint64_t ca
 Disposition get(CommandContext& context) {
   vbucket::VBucket* vb = activeVbucket(context);
   if (vb == nullptr) return Disposition::kAnswered;
+  if (currentBucket(context)->durability().reCommitInProgress(vb->id(), context.request.key)) {
+    // A promoted replica's prepare of the key awaits its new majority: its
+    // value may or may not be the committed one yet (kv_engine's
+    // PreparedMaybeVisible).
+    answerError(context, Status::kSyncWriteReCommitInProgress, {});
+    return Disposition::kAnswered;
+  }
   vbucket::QueuedItem item = liveItem(context, *vb, unixNow());
   if (item != nullptr) answerValue(context, *item, item->cas);
   return Disposition::kAnswered;

@@ -386,9 +386,11 @@ absl::StatusOr<Response> Client::setParam(ParamType type, std::string_view key,
       [&](std::string& out, uint32_t opaque) { appendSetParam(out, opaque, type, key, value); });
 }
 
-absl::StatusOr<Response> Client::setVbucketState(uint16_t vbucket, VbucketState state) {
-  return call(
-      [&](std::string& out, uint32_t opaque) { appendSetVbucket(out, opaque, vbucket, state); });
+absl::StatusOr<Response> Client::setVbucketState(uint16_t vbucket, VbucketState state,
+                                                 std::string_view value) {
+  return call([&](std::string& out, uint32_t opaque) {
+    appendSetVbucket(out, opaque, vbucket, state, value);
+  });
 }
 
 absl::StatusOr<Response> Client::dcpOpen(std::string_view name, uint32_t flags) {

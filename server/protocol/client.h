@@ -139,7 +139,9 @@ class Client {
     return setParam(ParamType::kFlush, key, value);
   }
 
-  absl::StatusOr<Response> setVbucketState(uint16_t vbucket, VbucketState state);
+  // `value`: kv_engine's {"topology": ...}, or empty.
+  absl::StatusOr<Response> setVbucketState(uint16_t vbucket, VbucketState state,
+                                           std::string_view value = {});
 
   // DCP_OPEN: makes this connection the replica `name` (producer flag set by
   // default), so its seqnoAck()s count for that node.

@@ -76,7 +76,7 @@ Shape shapeOf(Opcode opcode) {
     case Opcode::kSetParam:
       return {4, -1, Need::kRequired, Need::kAny};
     case Opcode::kSetVbucket:
-      return {1, 4, Need::kNone, Need::kNone};
+      return {1, 4, Need::kNone, Need::kAny};
     case Opcode::kDcpOpen:
       return {8, -1, Need::kRequired, Need::kAny, Cas::kAny};
     case Opcode::kDcpSeqnoAcknowledged:

@@ -32,7 +32,8 @@
 //   HELLO                   optional key (agent), value of 2-byte codes
 //   SELECT_BUCKET           key (bucket name)
 //   SET_PARAM               4-byte extras (ParamType 1..6), key, value (text, may be empty)
-//   SET_VBUCKET             1-byte (or deprecated 4-byte) extras, state 1..4
+//   SET_VBUCKET             1-byte (or deprecated 4-byte) extras, state 1..4; any
+//                           value (kv_engine's {"topology": ...})
 //   GET_ALL_VB_SEQNOS       no extras or 4 (state filter: 0 alive, or 1..4)
 //   DCP_OPEN                8-byte extras (seqno, flags), key (name), any value
 //   DCP_SEQNO_ACKNOWLEDGED  8-byte extras (prepared seqno)

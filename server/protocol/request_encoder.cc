@@ -97,12 +97,14 @@ void appendSetParam(std::string& out, uint32_t opaque, ParamType type, std::stri
                       .value = value});
 }
 
-void appendSetVbucket(std::string& out, uint32_t opaque, uint16_t vbucket, VbucketState state) {
+void appendSetVbucket(std::string& out, uint32_t opaque, uint16_t vbucket, VbucketState state,
+                      std::string_view value) {
   const char extras[1] = {static_cast<char>(state)};
   appendRequest(out, {.opcode = Opcode::kSetVbucket,
                       .opaque = opaque,
                       .vbucket = vbucket,
-                      .extras = std::string_view(extras, 1)});
+                      .extras = std::string_view(extras, 1),
+                      .value = value});
 }
 
 void appendDcpOpen(std::string& out, uint32_t opaque, std::string_view name, uint32_t flags) {

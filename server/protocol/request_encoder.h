@@ -85,8 +85,10 @@ void appendSelectBucket(std::string& out, uint32_t opaque, std::string_view buck
 void appendSetParam(std::string& out, uint32_t opaque, ParamType type, std::string_view key,
                     std::string_view value);
 
-// SET_VBUCKET: vbucket in the header, 1-byte extras = state.
-void appendSetVbucket(std::string& out, uint32_t opaque, uint16_t vbucket, VbucketState state);
+// SET_VBUCKET: vbucket in the header, 1-byte extras = state, and `value`
+// (kv_engine's {"topology": ...}) when not empty.
+void appendSetVbucket(std::string& out, uint32_t opaque, uint16_t vbucket, VbucketState state,
+                      std::string_view value = {});
 
 // DCP_OPEN: 8-byte extras (seqno 0, flags), key = connection name.
 void appendDcpOpen(std::string& out, uint32_t opaque, std::string_view name,
