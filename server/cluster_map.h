@@ -2,7 +2,7 @@
 // clients: GET_CLUSTER_CONFIG (0xb5) answers it, and NOT_MY_VBUCKET answers
 // carry it so a client re-routes by itself.
 //
-// The server is a one-node cluster. Fields, as couchbase-cxx-client
+// A single server is a one-node cluster. Fields, as couchbase-cxx-client
 // (core/topology/configuration_json.hxx) reads them and kv_engine sends them:
 //   rev        raised on every vbucket state change (Bucket::configRevision)
 //   revEpoch   1
@@ -18,6 +18,13 @@
 //              "touch", "nodesExt", "xattr" is not claimed)
 // Without a bucket (before SELECT_BUCKET) the cluster-level map: rev,
 // revEpoch and nodesExt only.
+//
+// In a cluster (ServerContext::cluster) the map lists every node by name
+// order, with its configured host and its port (read from its port file
+// when it gives one; 0 until that exists), thisNode on this one; serverList
+// is "host:port" of each, and vBucketMap each vbucket's chain as this node's
+// monitor holds it (the derived chain, or what SET_VBUCKET set), numReplicas
+// entries after the active, -1 for an undefined node.
 #pragma once
 
 #include <string>

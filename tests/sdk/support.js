@@ -118,9 +118,11 @@ async function waitFor(what, predicate, timeoutMs = HANG_GUARD_MS) {
 class Server {
   // Starts syncwrite-server with `config` (an object written to a file, or
   // null for the embedded default) and resolves once it listens.
-  static async start(config = FAST_REPLICA, extraArgs = []) {
+  // `portFile`: where the server writes its port (default: in its own
+  // directory); a cluster's nodes name each other's in the shared config.
+  static async start(config = FAST_REPLICA, extraArgs = [], portFile = null) {
     const server = new Server();
-    await server.#spawn(config, extraArgs);
+    await server.#spawn(config, extraArgs, portFile);
     return server;
   }
 
@@ -133,7 +135,7 @@ class Server {
   // A config with no users needs no authentication (the embedded one has a user).
   needsAuth = true;
 
-  async #spawn(config, extraArgs) {
+  async #spawn(config, extraArgs, givenPortFile) {
     tempDirs.add(this.#dir);
     const args = [];
     this.needsAuth = config === null || Object.keys(config.users ?? {}).length > 0;
@@ -142,7 +144,7 @@ class Server {
       fs.writeFileSync(file, JSON.stringify(config, null, 1));
       args.push('--config', file);
     }
-    const portFile = path.join(this.#dir, 'port');
+    const portFile = givenPortFile ?? path.join(this.#dir, 'port');
     args.push('--host', '127.0.0.1', '--port', '0', '--port-file', portFile, ...extraArgs);
     const stderr = fs.openSync(path.join(this.#dir, 'stderr.txt'), 'w');
     this.#child = spawn(SERVER_BINARY, args, { stdio: ['ignore', stderr, stderr] });
