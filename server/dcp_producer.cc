@@ -104,7 +104,12 @@ size_t DcpProducer::fill(std::string& out, size_t max_bytes) {
   bool progress = true;
   while (progress && out.size() - before < max_bytes && (window_ == 0 || unacked_ < window_)) {
     progress = false;
-    for (auto it = streams_.begin(); it != streams_.end();) {
+    // One batch of each stream in turn, from the one after where the last
+    // fill stopped, so that busy streams cannot starve the others.
+    const size_t count = streams_.size();
+    auto it = streams_.lower_bound(resume_);
+    for (size_t visited = 0; visited < count && !streams_.empty(); ++visited) {
+      if (it == streams_.end()) it = streams_.begin();
       const vbucket::Vbid vbid = it->first;
       Stream& s = it->second;
       if (bucket_.vbuckets().at(vbid).state() != vbucket::VBucketState::kActive) {
@@ -112,6 +117,7 @@ size_t DcpProducer::fill(std::string& out, size_t max_bytes) {
         protocol::appendStreamEnd(out, s.opaque, vbid, dcp::StreamEndReason::kStateChanged);
         unacked_ += out.size() - at;
         it = streams_.erase(it);
+        resume_ = it == streams_.end() ? 0 : it->first;
         progress = true;
         continue;
       }
@@ -126,6 +132,7 @@ size_t DcpProducer::fill(std::string& out, size_t max_bytes) {
         progress = true;
       }
       ++it;
+      resume_ = it == streams_.end() ? 0 : it->first;
       if (out.size() - before >= max_bytes || (window_ != 0 && unacked_ >= window_)) break;
     }
   }

@@ -91,6 +91,7 @@ class DcpProducer final : public Bucket::LogReader {
   const std::string consumer_;
   const std::function<void()> wake_;
   std::map<vbucket::Vbid, Stream> streams_;
+  vbucket::Vbid resume_ = 0;  // the stream fill() starts at (the one after the last it read)
   bool sync_writes_ = false;
   uint64_t window_ = 0;  // connection_buffer_size; 0: no flow control
   uint64_t unacked_ = 0;

@@ -183,6 +183,23 @@ TEST_F(ReplicationProcessTest, APromotedReplicaReCommitsThePreparesItHeldAndRead
       << n2_.stderrText();
 }
 
+TEST_F(ReplicationProcessTest, AVbucketThatLeavesActiveEndsItsStreamWithStateChanged) {
+  ASSERT_NO_FATAL_FAILURE(startBoth());
+  protocol::Client a = n1_.connect();
+  protocol::Client b = n2_.connect();
+  auto demoted = a.setVbucketState(kOnN1, protocol::VbucketState::kDead);
+  ASSERT_TRUE(demoted.ok()) << demoted.status();
+  ASSERT_EQ(demoted->status, Status::kSuccess);
+  // The producer ends that stream on its next fill; a write to the other
+  // vbucket n1 is active for is one.
+  ASSERT_EQ(a.set(2, "wake", "w").value().status, Status::kSuccess);
+  EXPECT_TRUE(eventually([&] { return statValue(b, "", "replication_streams") == 1; }))
+      << n2_.stderrText();
+  EXPECT_NE(n2_.stderrText().find("ended the stream of vbucket 0 (reason 2)"), std::string::npos)
+      << n2_.stderrText();
+  EXPECT_TRUE(eventually([&] { return replicaValue(b, 2, "wake") == "w"; }));
+}
+
 TEST_F(ReplicationProcessTest, AClusterConfigurationNamesWhatIsWrong) {
   // A node name the cluster does not have.
   n1_.spawn(clusterConfig(), {"--node", "n9"});
