@@ -398,7 +398,7 @@ absl::StatusOr<size_t> BucketDurability::promote(Vbid vbid, const std::string& t
   return adopted;
 }
 
-bool BucketDurability::reCommitInProgress(Vbid vbid, std::string_view key) const noexcept {
+bool BucketDurability::reCommitInProgress(Vbid vbid, std::string_view key) const {
   const Impl& d = *impl_;
   if (d.settings.recommits_pending.load(std::memory_order_relaxed) == 0) return false;
   if (vbid >= d.slots.size()) return false;

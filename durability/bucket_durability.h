@@ -193,7 +193,7 @@ class BucketDurability {
   // True while `key` in `vbid` has a prepare a promotion took over that has
   // not committed or aborted yet: a read answers SyncWriteReCommitInProgress.
   // One atomic load while no promotion's prepare is pending in the bucket.
-  bool reCommitInProgress(Vbid vbid, std::string_view key) const noexcept;
+  bool reCommitInProgress(Vbid vbid, std::string_view key) const;
 
   // Told (vbid, HPS) when local persistence moved a replica vbucket's HPS, so
   // that its stream acknowledges it. Set before streams start (not

@@ -20,7 +20,7 @@ std::atomic<uint64_t> next_producer_id{1};
 
 }  // namespace
 
-DcpProducer::DcpProducer(Bucket& bucket, std::string connection_name, std::string consumer,
+DcpProducer::DcpProducer(Bucket& bucket, const std::string& connection_name, std::string consumer,
                          std::function<void()> wake)
     : bucket_(bucket),
       name_(absl::StrCat("dcp:", connection_name, "#",

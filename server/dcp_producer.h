@@ -42,7 +42,7 @@ class DcpProducer final : public Bucket::LogReader {
   // Streams `bucket`'s vbuckets to the replica `consumer` (the node whose
   // acks the connection sends). `wake` schedules fill() on the connection's
   // I/O thread; it may be called from any thread.
-  DcpProducer(Bucket& bucket, std::string connection_name, std::string consumer,
+  DcpProducer(Bucket& bucket, const std::string& connection_name, std::string consumer,
               std::function<void()> wake);
   ~DcpProducer();
   DcpProducer(const DcpProducer&) = delete;

@@ -68,7 +68,7 @@ void appendStreamItem(std::string& out, uint32_t opaque, uint16_t vbucket,
       // lock time 0; then nmeta (2 bytes) and nru for a mutation, nru,
       // deleted and the level for a prepare.
       if (prepare) {
-        extras[29] = it.deleted ? 1 : 0;
+        extras[29] = static_cast<char>(it.deleted ? 1 : 0);
         extras[30] = static_cast<char>(item.level);
       }
       extras_size = prepare ? kPrepareExtras : kMutationExtras;
