@@ -30,9 +30,9 @@ absl::StatusOr<std::optional<Seqno>> PassiveStream::item(const ReceivedItem& ite
         absl::StrCat(kind, " at seqno ", item.seqno, " outside a snapshot"));
   }
   if (item.seqno <= last_ || item.seqno > marker_.end) {
-    return absl::InvalidArgumentError(absl::StrCat(kind, " at seqno ", item.seqno,
-                                                   " after seqno ", last_, " in snapshot [",
-                                                   marker_.start, ", ", marker_.end, "]"));
+    return absl::InvalidArgumentError(absl::StrCat(kind, " at seqno ", item.seqno, " after seqno ",
+                                                   last_, " in snapshot [", marker_.start, ", ",
+                                                   marker_.end, "]"));
   }
   if (absl::Status applied = apply(item); !applied.ok()) return applied;
   last_ = item.seqno;
@@ -49,8 +49,8 @@ absl::Status PassiveStream::apply(const ReceivedItem& item) {
       vbucket::QueuedItem queued;
       try {
         queued = vb_.checkpointManager().queue(vbucket::QueueOp::kMutation, item.key,
-                                               deleted ? std::string_view() : item.value,
-                                               item.cas, deleted, item.meta, item.seqno);
+                                               deleted ? std::string_view() : item.value, item.cas,
+                                               deleted, item.meta, item.seqno);
       } catch (const std::invalid_argument& e) {
         return absl::InvalidArgumentError(e.what());
       }

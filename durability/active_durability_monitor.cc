@@ -134,11 +134,10 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion&& co
   if (persists) settings_.awaiting_persistence.fetch_add(1, std::memory_order_seq_cst);
   TrackedWrite* added = nullptr;
   try {
-    added =
-        &writes_.emplace_back(vb_.checkpointManager().queuePrepare(
-                                  request.key, request.value, request.cas, deleted, request.meta,
-                                  static_cast<uint8_t>(level)),
-                              deadline, level, std::move(completion));
+    added = &writes_.emplace_back(
+        vb_.checkpointManager().queuePrepare(request.key, request.value, request.cas, deleted,
+                                             request.meta, static_cast<uint8_t>(level)),
+        deadline, level, std::move(completion));
   } catch (...) {
     if (persists) settings_.awaiting_persistence.fetch_sub(1, std::memory_order_relaxed);
     throw;

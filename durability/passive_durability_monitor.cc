@@ -52,7 +52,8 @@ absl::Status PassiveDurabilityMonitor::completeLocked(vbucket::QueueOp op, std::
   }
   if (oldest == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(what, " of prepared seqno ", prepared_seqno,
-                                                   " for key '", key_text, "', but no prepare is open"));
+                                                   " for key '", key_text,
+                                                   "', but no prepare is open"));
   }
   if (oldest->prepare->seqno != prepared_seqno || oldest->prepare->key() != key) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -91,7 +91,8 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
   size_t active = 0;
   size_t replica = 0;
   for (size_t vb = 0; vb < bucket->vbuckets_.size(); ++vb) {
-    const vbucket::VBucketState state = bucket->vbuckets_.at(static_cast<vbucket::Vbid>(vb)).state();
+    const vbucket::VBucketState state =
+        bucket->vbuckets_.at(static_cast<vbucket::Vbid>(vb)).state();
     active += state == vbucket::VBucketState::kActive ? 1 : 0;
     replica += state == vbucket::VBucketState::kReplica ? 1 : 0;
   }

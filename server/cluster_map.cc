@@ -24,8 +24,7 @@ uint16_t portOf(const ClusterNode& node, const ServerContext& server) {
 nlohmann::json clusterNodesExt(const ClusterSpec& cluster, const ServerContext& server) {
   nlohmann::json nodes = nlohmann::json::array();
   for (const ClusterNode& node : cluster.nodes) {
-    nlohmann::json entry = {{"hostname", node.host},
-                            {"services", {{"kv", portOf(node, server)}}}};
+    nlohmann::json entry = {{"hostname", node.host}, {"services", {{"kv", portOf(node, server)}}}};
     if (node.name == server.node_name) entry["thisNode"] = true;
     nodes.push_back(std::move(entry));
   }

@@ -62,11 +62,16 @@ absl::Status DcpProducer::control(std::string_view key, std::string_view value) 
   // Accepted as kv_engine's consumer sends them; no behaviour of this
   // producer depends on them (no noops are sent: the connection's idle timer
   // spares DCP connections).
-  static constexpr std::string_view kAccepted[] = {
-      "consumer_name",        "enable_noop",         "set_noop_interval",
-      "set_priority",         "supports_cursor_dropping_vulcan",
-      "supports_hifi_MFU",    "send_stream_end_on_client_close_stream",
-      "enable_expiry_opcode", "v7_dcp_status_codes", "enable_out_of_order_snapshots"};
+  static constexpr std::string_view kAccepted[] = {"consumer_name",
+                                                   "enable_noop",
+                                                   "set_noop_interval",
+                                                   "set_priority",
+                                                   "supports_cursor_dropping_vulcan",
+                                                   "supports_hifi_MFU",
+                                                   "send_stream_end_on_client_close_stream",
+                                                   "enable_expiry_opcode",
+                                                   "v7_dcp_status_codes",
+                                                   "enable_out_of_order_snapshots"};
   for (std::string_view accepted : kAccepted) {
     if (key == accepted) return absl::OkStatus();
   }

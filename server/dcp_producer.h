@@ -13,9 +13,9 @@
 // leaves active ends with STREAM_END StateChanged; CLOSE_STREAM ends one.
 //
 // Waking: from its first stream on, the bucket tells the producer
-// (Bucket::LogReader) whenever one of its vbuckets queued an item; the producer calls `wake` at most once until
-// the connection has run fill() again (an atomic flag), so a burst of writes
-// costs one post to the connection's I/O thread.
+// (Bucket::LogReader) whenever one of its vbuckets queued an item; the producer calls `wake` at
+// most once until the connection has run fill() again (an atomic flag), so a burst of writes costs
+// one post to the connection's I/O thread.
 //
 // Thread-safety: everything but logQueued() runs on the connection's I/O
 // thread. Lifetime: stop() must be called (it unregisters from the bucket)

@@ -17,7 +17,7 @@ struct ServerOptions {
   // A file the server writes the bound port into once it is listening (so a
   // test or a harness waits for the file instead of sleeping).
   std::optional<std::string> port_file;
-  std::string node;  // --node: replaces node_name when not empty
+  std::string node;   // --node: replaces node_name when not empty
   bool help = false;  // --help / -h: print usage and exit 0
 };
 

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include <absl/strings/str_cat.h>
-#include <boost/asio/write.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 #include <nlohmann/json.hpp>
 
 #include "server/log.h"
@@ -49,8 +49,8 @@ void ReplicationClient::connect() {
   if (stopped_) return;
   const absl::StatusOr<uint16_t> port = resolvePort(options_.active);
   if (!port.ok()) {
-    fail(absl::StrCat("node '", options_.active.name, "' has no address yet: ",
-                      std::string(port.status().message())));
+    fail(absl::StrCat("node '", options_.active.name,
+                      "' has no address yet: ", std::string(port.status().message())));
     return;
   }
   boost::system::error_code error;
@@ -107,7 +107,8 @@ void ReplicationClient::sendHandshake() {
     std::string extras;
     extras.append(4, '\0');  // seqno, unused
     const uint32_t flags = protocol::kDcpOpenProducer;
-    for (int shift = 24; shift >= 0; shift -= 8) extras.push_back(static_cast<char>(flags >> shift));
+    for (int shift = 24; shift >= 0; shift -= 8)
+      extras.push_back(static_cast<char>(flags >> shift));
     protocol::appendRequest(out, {.opcode = protocol::Opcode::kDcpOpen,
                                   .opaque = step("DCP_OPEN " + name),
                                   .extras = extras,
@@ -138,13 +139,12 @@ void ReplicationClient::sendHandshake() {
 void ReplicationClient::doRead() {
   const std::span<char> room = reader_.prepare();
   const uint64_t generation = generation_;
-  socket_.async_read_some(
-      boost::asio::buffer(room.data(), room.size()),
-      [self = shared_from_this(), generation](const boost::system::error_code& error,
-                                              size_t bytes) {
-        if (self->generation_ != generation) return;
-        self->onRead(error, bytes);
-      });
+  socket_.async_read_some(boost::asio::buffer(room.data(), room.size()),
+                          [self = shared_from_this(), generation](
+                              const boost::system::error_code& error, size_t bytes) {
+                            if (self->generation_ != generation) return;
+                            self->onRead(error, bytes);
+                          });
 }
 
 void ReplicationClient::onRead(const boost::system::error_code& error, size_t bytes) {
@@ -189,8 +189,8 @@ bool ReplicationClient::handleResponse(const protocol::Packet& packet) {
                             " (a replica's rollback is not implemented: the vbucket keeps what "
                             "it holds and asks again)");
     }
-    fail(absl::StrCat(what, " refused by node '", options_.active.name, "': ",
-                      std::string(protocol::toString(status)), " ", detail));
+    fail(absl::StrCat(what, " refused by node '", options_.active.name,
+                      "': ", std::string(protocol::toString(status)), " ", detail));
     return false;
   }
   if (packet.header.opcode == protocol::Opcode::kDcpStreamReq) {
@@ -217,9 +217,9 @@ bool ReplicationClient::handleStreamMessage(const protocol::Packet& packet) {
   unacked_bytes_ += protocol::kHeaderSize + packet.header.body_length;
   absl::StatusOr<protocol::DcpMessage> message = protocol::decodeDcpMessage(packet);
   if (!message.ok()) {
-    fail(absl::StrCat("node '", options_.active.name,
-                      "' sent a stream message that does not decode: ",
-                      std::string(message.status().message())));
+    fail(absl::StrCat(
+        "node '", options_.active.name,
+        "' sent a stream message that does not decode: ", std::string(message.status().message())));
     return false;
   }
   if (dropped_.contains(message->vbucket)) return true;  // closing: what was in flight
@@ -242,8 +242,10 @@ bool ReplicationClient::handleStreamMessage(const protocol::Packet& packet) {
   if (options_.bucket->vbuckets().at(message->vbucket).state() != vbucket::VBucketState::kReplica) {
     // Promoted (or made dead) here meanwhile: what the old active still
     // sends is not this vbucket's any more.
-    logLine(absl::StrCat("vbucket ", message->vbucket, " is no longer a replica here: dropping "
-                         "its stream from node '", options_.active.name, "'"));
+    logLine(absl::StrCat("vbucket ", message->vbucket,
+                         " is no longer a replica here: dropping "
+                         "its stream from node '",
+                         options_.active.name, "'"));
     streams_.erase(it);
     streams_open_.store(streams_.size(), std::memory_order_relaxed);
     dropped_.insert(message->vbucket);

@@ -210,8 +210,8 @@ void Server::startReplication() {
       if (bucket->vbuckets().at(vbid).state() != vbucket::VBucketState::kReplica) continue;
       by_active[cluster.chain(vbid, bucket->numReplicas()).front()].push_back(vbid);
     }
-    auto route = std::make_shared<std::vector<std::weak_ptr<ReplicationClient>>>(
-        bucket->vbuckets().size());
+    auto route =
+        std::make_shared<std::vector<std::weak_ptr<ReplicationClient>>>(bucket->vbuckets().size());
     for (auto& [active, vbids] : by_active) {
       auto client = std::make_shared<ReplicationClient>(
           *ios_[context_.replication.size() % kIoThreads],

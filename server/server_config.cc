@@ -173,12 +173,14 @@ absl::StatusOr<BucketSpec> parseBucket(const std::string& name, const nlohmann::
   nlohmann::json simulated = nlohmann::json::object();
   for (const auto& [key, value] : body.items()) {
     if (cluster && (key == "replicas" || key == "simulated_replicas")) {
-      return invalid(where, absl::StrCat("\"", key,
-                                         "\" is for a single node: in a cluster each vbucket's "
-                                         "chain comes from \"num_replicas\" and the cluster's nodes"));
+      return invalid(where,
+                     absl::StrCat("\"", key,
+                                  "\" is for a single node: in a cluster each vbucket's "
+                                  "chain comes from \"num_replicas\" and the cluster's nodes"));
     }
     if (key == "num_replicas") {
-      if (!cluster) return invalid(where, "\"num_replicas\" needs a \"cluster\" (else \"replicas\")");
+      if (!cluster)
+        return invalid(where, "\"num_replicas\" needs a \"cluster\" (else \"replicas\")");
       const size_t most = std::min(kMaxReplicas, cluster->nodes.size() - 1);
       if (!value.is_number_unsigned() || value.get<uint64_t>() > most) {
         return invalid(where, absl::StrCat("\"num_replicas\" ", value.dump(), " is not in 0..",
@@ -237,14 +239,14 @@ absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document,
   if (node_name.empty()) return invalid("config", "node_name must not be empty");
   if (result.cluster) {
     if (result.cluster->find(node_name) == nullptr) {
-      return invalid("config", absl::StrCat("node_name '", node_name,
-                                            "' is not one of the cluster's nodes"));
+      return invalid("config",
+                     absl::StrCat("node_name '", node_name, "' is not one of the cluster's nodes"));
     }
     const std::string& user = result.cluster->replication_user;
     if (!result.users.empty() && (user.empty() || !result.users.contains(user))) {
-      return invalid("cluster.replication_user",
-                     absl::StrCat("'", user,
-                                  "' must name one of \"users\": replicas authenticate as it"));
+      return invalid(
+          "cluster.replication_user",
+          absl::StrCat("'", user, "' must name one of \"users\": replicas authenticate as it"));
     }
   }
   for (const auto& [name, body] : buckets->items()) {

@@ -75,14 +75,14 @@ class DcpStreamTest : public ::testing::Test {
       EXPECT_TRUE(passive_->snapshotMarker(batch.marker).ok());
       for (const StreamItem& item : batch.items) {
         ReceivedItem received{.kind = item.kind,
-                                             .seqno = item.seqno,
-                                             .prepared_seqno = item.prepared_seqno,
-                                             .key = item.item->key(),
-                                             .value = item.item->value(),
-                                             .cas = item.item->cas,
-                                             .meta = item.item->meta,
-                                             .level = item.level,
-                                             .deleted = item.item->deleted};
+                              .seqno = item.seqno,
+                              .prepared_seqno = item.prepared_seqno,
+                              .key = item.item->key(),
+                              .value = item.item->value(),
+                              .cas = item.item->cas,
+                              .meta = item.item->meta,
+                              .level = item.level,
+                              .deleted = item.item->deleted};
         auto applied = passive_->item(received);
         EXPECT_TRUE(applied.ok()) << applied.status();
         if (applied.ok() && applied->has_value()) {
@@ -199,7 +199,9 @@ TEST_F(DcpStreamTest, OutOfOrderItemsAreRefusedAndChangeNothing) {
                                .value = ""})
                    .ok());
   // A prepare without a level.
-  EXPECT_FALSE(passive_->item(Item{.kind = StreamItemKind::kPrepare, .seqno = 1, .key = "k", .value = "v"}).ok());
+  EXPECT_FALSE(
+      passive_->item(Item{.kind = StreamItemKind::kPrepare, .seqno = 1, .key = "k", .value = "v"})
+          .ok());
   EXPECT_EQ(replica_map_->at(0).highSeqno(), 0u);
   EXPECT_EQ(passive_->lastSeqno(), 0u);
   ASSERT_TRUE(passive_->item(Item{.seqno = 2, .key = "k", .value = "v"}).ok());
@@ -227,11 +229,12 @@ TEST_F(DcpStreamTest, APromotionTakesOverOpenPreparesWithNoTimeoutUntilTheNewMaj
                     .ok());
   }
   ASSERT_TRUE(passive_->snapshotMarker({.start = 3, .end = 3}).ok());
-  ASSERT_TRUE(passive_->item({.kind = StreamItemKind::kCommit,
-                              .seqno = 3,
-                              .prepared_seqno = 1,
-                              .key = "done",
-                              .value = ""})
+  ASSERT_TRUE(passive_
+                  ->item({.kind = StreamItemKind::kCommit,
+                          .seqno = 3,
+                          .prepared_seqno = 1,
+                          .key = "done",
+                          .value = ""})
                   .ok());
   stream_.reset();
   auto topology = durability::ReplicationTopology::create(

@@ -221,8 +221,8 @@ QueuedItem CheckpointManager::queue(QueueOp op, std::string_view key, std::strin
 }
 
 QueuedPrepare CheckpointManager::queuePrepare(std::string_view key, std::string_view value, Cas cas,
-                                              bool deleted, ItemMeta meta,
-                                              uint8_t durability_level, Seqno at) {
+                                              bool deleted, ItemMeta meta, uint8_t durability_level,
+                                              Seqno at) {
   PrepareBlock* block =
       PrepareBlock::create(options_.memory, QueueOp::kPrepare, key, value, cas, deleted, meta);
   Item* item = block;

@@ -134,8 +134,8 @@ class alignas(64) CheckpointManager {
   // `durability_level` is carried to readers (LogRecord::durability_level);
   // `at` as for queue().
   QueuedPrepare queuePrepare(std::string_view key, std::string_view value, Cas cas,
-                             bool deleted = false, ItemMeta meta = {},
-                             uint8_t durability_level = 0, Seqno at = 0);
+                             bool deleted = false, ItemMeta meta = {}, uint8_t durability_level = 0,
+                             Seqno at = 0);
 
   // Queues the commit or abort (`op`) of `prepare`, with the next seqno (or
   // `at`, as for queue()), in the entry reserved for it; returns that seqno.

@@ -116,10 +116,9 @@ int run(const CliArgs& args, std::ostream& out, std::ostream& err, std::chrono::
       response = client.setParam(args.key, args.value);
       break;
     case Command::kSetVbucket:
-      response = client.setVbucketState(args.target_vbucket, args.state,
-                                        args.topology.empty()
-                                            ? std::string()
-                                            : "{\"topology\": " + args.topology + "}");
+      response = client.setVbucketState(
+          args.target_vbucket, args.state,
+          args.topology.empty() ? std::string() : "{\"topology\": " + args.topology + "}");
       break;
     case Command::kVersion:
       response = client.version();

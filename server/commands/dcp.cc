@@ -51,11 +51,10 @@ Disposition dcpOpen(CommandContext& context) {
     return Disposition::kAnswered;
   }
   const std::string node = consumerOf(request);
-  const bool known =
-      context.server.cluster
-          ? node != context.server.node_name && context.server.cluster->find(node) != nullptr
-          : node != bucket->durability().topology().active() &&
-                bucket->durability().topology().contains(node);
+  const bool known = context.server.cluster ? node != context.server.node_name &&
+                                                  context.server.cluster->find(node) != nullptr
+                                            : node != bucket->durability().topology().active() &&
+                                                  bucket->durability().topology().contains(node);
   if (!known) {
     answerError(
         context, Status::kEinval,
@@ -120,8 +119,8 @@ Disposition streamRequest(CommandContext& context) {
       break;
     }
     case DcpProducer::StreamAnswer::Outcome::kAccepted: {
-      const std::string log = protocol::encodeFailoverLog(
-          {{producer->bucket().vbucketUuid(request.vbucket), 0}});
+      const std::string log =
+          protocol::encodeFailoverLog({{producer->bucket().vbucketUuid(request.vbucket), 0}});
       protocol::appendResponse(context.out, {.opcode = request.opcode,
                                              .status = Status::kSuccess,
                                              .opaque = request.opaque,

@@ -122,10 +122,9 @@ void appendStreamEnd(std::string& out, uint32_t opaque, uint16_t vbucket,
                      dcp::StreamEndReason reason) {
   std::string extras;
   wire::append32(extras, static_cast<uint32_t>(reason));
-  appendRequest(out, {.opcode = Opcode::kDcpStreamEnd,
-                      .opaque = opaque,
-                      .vbucket = vbucket,
-                      .extras = extras});
+  appendRequest(
+      out,
+      {.opcode = Opcode::kDcpStreamEnd, .opaque = opaque, .vbucket = vbucket, .extras = extras});
 }
 
 std::string encodeFailoverLog(const std::vector<FailoverEntry>& log) {
@@ -177,8 +176,7 @@ absl::StatusOr<DcpMessage> decodeDcpMessage(const Packet& packet) {
     case Opcode::kDcpMutation:
     case Opcode::kDcpPrepare: {
       const bool prepare = m.opcode == Opcode::kDcpPrepare;
-      if (extras.size() != (prepare ? kPrepareExtras : kMutationExtras) ||
-          packet.key.empty()) {
+      if (extras.size() != (prepare ? kPrepareExtras : kMutationExtras) || packet.key.empty()) {
         return badLayout(packet, absl::StrCat("needs 31 bytes of extras and a key, got ",
                                               extras.size(), " and ", packet.key.size()));
       }

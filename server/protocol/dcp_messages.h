@@ -56,8 +56,8 @@ struct DcpMessage {
   Opcode opcode = Opcode::kDcpMutation;
   uint16_t vbucket = 0;
   uint32_t opaque = 0;
-  dcp::SnapshotMarker marker;                              // SNAPSHOT_MARKER
-  dcp::ReceivedItem item;                                  // MUTATION ... ABORT
+  dcp::SnapshotMarker marker;                                   // SNAPSHOT_MARKER
+  dcp::ReceivedItem item;                                       // MUTATION ... ABORT
   dcp::StreamEndReason end_reason = dcp::StreamEndReason::kOk;  // STREAM_END
 };
 // Decodes `packet` (a request). InvalidArgument naming the opcode and what
