@@ -25,7 +25,11 @@ constexpr uint32_t kCloseOpaqueBase = 0x20000;
 }  // namespace
 
 ReplicationClient::ReplicationClient(boost::asio::io_context& io, Options options)
-    : io_(io), options_(std::move(options)), socket_(io), retry_timer_(io) {}
+    : io_(io),
+      options_(std::move(options)),
+      socket_(io),
+      retry_timer_(io),
+      vbuckets_(options_.vbuckets.begin(), options_.vbuckets.end()) {}
 
 void ReplicationClient::start() {
   boost::asio::post(io_, [self = shared_from_this()] { self->connect(); });
@@ -121,18 +125,50 @@ void ReplicationClient::sendHandshake() {
                              options_.this_node);
   protocol::appendDcpControl(out, step("DCP_CONTROL connection_buffer_size"),
                              "connection_buffer_size", std::to_string(kBufferBytes));
-  for (vbucket::Vbid vbid : options_.vbuckets) {
-    // Promoted here since (or made dead): not streamed from this node.
-    if (options_.bucket->vbuckets().at(vbid).state() != vbucket::VBucketState::kReplica) continue;
-    const vbucket::Seqno start = options_.bucket->vbuckets().at(vbid).highSeqno();
-    const uint32_t stream_opaque = kStreamOpaqueBase + vbid;
-    awaiting_[stream_opaque] = absl::StrCat("DCP_STREAM_REQ vbucket ", vbid, " from ", start);
-    protocol::appendStreamRequest(out, {.opaque = stream_opaque,
-                                        .vbucket = vbid,
-                                        .start_seqno = start,
-                                        .snap_start_seqno = start,
-                                        .snap_end_seqno = start});
-  }
+  for (vbucket::Vbid vbid : vbuckets_) appendStreamRequest(out, vbid);
+  send(out);
+}
+
+void ReplicationClient::appendStreamRequest(std::string& out, vbucket::Vbid vbid) {
+  // Promoted here since (or made dead): not streamed from this node.
+  if (options_.bucket->vbuckets().at(vbid).state() != vbucket::VBucketState::kReplica) return;
+  const vbucket::Seqno start = options_.bucket->vbuckets().at(vbid).highSeqno();
+  const uint32_t stream_opaque = kStreamOpaqueBase + vbid;
+  awaiting_[stream_opaque] = absl::StrCat("DCP_STREAM_REQ vbucket ", vbid, " from ", start);
+  protocol::appendStreamRequest(out, {.opaque = stream_opaque,
+                                      .vbucket = vbid,
+                                      .start_seqno = start,
+                                      .snap_start_seqno = start,
+                                      .snap_end_seqno = start});
+}
+
+void ReplicationClient::addVbucket(vbucket::Vbid vbid) {
+  boost::asio::post(io_, [self = shared_from_this(), vbid] {
+    if (!self->vbuckets_.insert(vbid).second || !self->streaming_) return;
+    self->dropped_.erase(vbid);
+    std::string out;
+    self->appendStreamRequest(out, vbid);
+    self->send(out);
+  });
+}
+
+void ReplicationClient::removeVbucket(vbucket::Vbid vbid) {
+  boost::asio::post(io_, [self = shared_from_this(), vbid] {
+    if (self->vbuckets_.erase(vbid) == 0) return;
+    if (self->streams_.erase(vbid) != 0) {
+      self->streams_open_.store(self->streams_.size(), std::memory_order_relaxed);
+      self->closeStream(vbid);
+    }
+  });
+}
+
+void ReplicationClient::closeStream(vbucket::Vbid vbid) {
+  dropped_.insert(vbid);
+  std::string out;
+  const uint32_t opaque = kCloseOpaqueBase + vbid;
+  awaiting_[opaque] = absl::StrCat("DCP_CLOSE_STREAM vbucket ", vbid);
+  protocol::appendRequest(
+      out, {.opcode = protocol::Opcode::kDcpCloseStream, .opaque = opaque, .vbucket = vbid});
   send(out);
 }
 
@@ -182,6 +218,9 @@ bool ReplicationClient::handleResponse(const protocol::Packet& packet) {
   const std::string what = std::move(it->second);
   awaiting_.erase(it);
   const protocol::Status status = packet.header.status();
+  // A CLOSE_STREAM may cross the producer's own STREAM_END: either way the
+  // stream is gone.
+  if (packet.header.opcode == protocol::Opcode::kDcpCloseStream) return true;
   if (status != protocol::Status::kSuccess) {
     std::string detail(packet.value);
     if (status == protocol::Status::kRollback && packet.value.size() == 8) {
@@ -248,14 +287,7 @@ bool ReplicationClient::handleStreamMessage(const protocol::Packet& packet) {
                          options_.active.name, "'"));
     streams_.erase(it);
     streams_open_.store(streams_.size(), std::memory_order_relaxed);
-    dropped_.insert(message->vbucket);
-    std::string out;
-    const uint32_t opaque = kCloseOpaqueBase + message->vbucket;
-    awaiting_[opaque] = absl::StrCat("DCP_CLOSE_STREAM vbucket ", message->vbucket);
-    protocol::appendRequest(out, {.opcode = protocol::Opcode::kDcpCloseStream,
-                                  .opaque = opaque,
-                                  .vbucket = message->vbucket});
-    send(out);
+    closeStream(message->vbucket);
     return true;
   }
   absl::Status applied;

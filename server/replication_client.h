@@ -78,8 +78,13 @@ class ReplicationClient final : public std::enable_shared_from_this<ReplicationC
   void stop();
   // Local persistence moved `vbid`'s HPS to `hps`: acknowledge it.
   void ackPersisted(vbucket::Vbid vbid, vbucket::Seqno hps);
+  // Streams `vbid` from this active too (a topology named it the vbucket's
+  // active), or no longer (another node is). Any thread; asynchronous.
+  void addVbucket(vbucket::Vbid vbid);
+  void removeVbucket(vbucket::Vbid vbid);
 
   const std::string& activeNode() const noexcept { return options_.active.name; }
+  const Bucket& bucket() const noexcept { return *options_.bucket; }
   // Totals for stats and tests.
   uint64_t connects() const noexcept { return connects_.load(std::memory_order_relaxed); }
   uint64_t itemsReceived() const noexcept { return items_.load(std::memory_order_relaxed); }
@@ -89,6 +94,11 @@ class ReplicationClient final : public std::enable_shared_from_this<ReplicationC
  private:
   void connect();
   void sendHandshake();
+  // Appends `vbid`'s STREAM_REQ from what it holds (nothing unless it is a
+  // replica here), and awaits its answer.
+  void appendStreamRequest(std::string& out, vbucket::Vbid vbid);
+  // Sends CLOSE_STREAM of `vbid`; what still arrives for it is dropped.
+  void closeStream(vbucket::Vbid vbid);
   void doRead();
   void onRead(const boost::system::error_code& error, size_t bytes);
   // False when it failed the connection.
@@ -117,6 +127,9 @@ class ReplicationClient final : public std::enable_shared_from_this<ReplicationC
   std::string last_failure_;  // logged once until something changes
   // Opaques of the handshake's requests not yet answered, and what each was.
   std::map<uint32_t, std::string> awaiting_;
+  // The vbuckets streamed from this active (Options::vbuckets, then
+  // addVbucket / removeVbucket).
+  std::set<vbucket::Vbid> vbuckets_;
   std::map<vbucket::Vbid, std::unique_ptr<dcp::PassiveStream>> streams_;
   // Streams this client closed (the vbucket left replica): what still
   // arrives for them is dropped.

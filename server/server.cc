@@ -199,10 +199,28 @@ absl::Status Server::run(const ServerOptions& options) {
   return absl::OkStatus();
 }
 
+std::shared_ptr<ReplicationClient> Server::startReplicationClient(
+    Bucket& bucket, const std::string& active, std::vector<vbucket::Vbid> vbids) {
+  const ClusterSpec& cluster = *context_.cluster;
+  const ClusterNode* node = cluster.find(active);
+  if (node == nullptr) return nullptr;
+  auto client = std::make_shared<ReplicationClient>(
+      *ios_[context_.replication.size() % kIoThreads],
+      ReplicationClient::Options{.bucket = &bucket,
+                                 .this_node = context_.node_name,
+                                 .active = *node,
+                                 .user = context_.users->empty() ? "" : cluster.replication_user,
+                                 .password = replication_password_,
+                                 .vbuckets = std::move(vbids)});
+  context_.replication.push_back(client);
+  client->start();
+  return client;
+}
+
 void Server::startReplication() {
   if (!context_.cluster) return;
   const ClusterSpec& cluster = *context_.cluster;
-  const std::string user = context_.users->empty() ? "" : cluster.replication_user;
+  base::MutexLock lock(context_.replication_mutex);
   for (auto& [name, bucket] : context_.buckets) {
     std::map<std::string, std::vector<vbucket::Vbid>> by_active;
     for (size_t id = 0; id < bucket->vbuckets().size(); ++id) {
@@ -210,25 +228,41 @@ void Server::startReplication() {
       if (bucket->vbuckets().at(vbid).state() != vbucket::VBucketState::kReplica) continue;
       by_active[cluster.chain(vbid, bucket->numReplicas()).front()].push_back(vbid);
     }
-    auto route =
-        std::make_shared<std::vector<std::weak_ptr<ReplicationClient>>>(bucket->vbuckets().size());
+    auto route = std::make_shared<ReplicaRoute>(bucket->vbuckets().size());
+    routes_[bucket.get()] = route;
     for (auto& [active, vbids] : by_active) {
-      auto client = std::make_shared<ReplicationClient>(
-          *ios_[context_.replication.size() % kIoThreads],
-          ReplicationClient::Options{.bucket = bucket.get(),
-                                     .this_node = context_.node_name,
-                                     .active = *cluster.find(active),
-                                     .user = user,
-                                     .password = replication_password_,
-                                     .vbuckets = vbids});
-      for (vbucket::Vbid vbid : vbids) (*route)[vbid] = client;
-      context_.replication.push_back(client);
-      client->start();
+      const std::vector<vbucket::Vbid> streamed = vbids;
+      const auto client = startReplicationClient(*bucket, active, std::move(vbids));
+      for (vbucket::Vbid vbid : streamed) route->set(vbid, client);
     }
     bucket->durability().setPassiveAckListener([route](vbucket::Vbid vbid, vbucket::Seqno hps) {
-      if (auto client = (*route)[vbid].lock()) client->ackPersisted(vbid, hps);
+      if (auto client = route->get(vbid)) client->ackPersisted(vbid, hps);
     });
   }
+  context_.replicate_from = [this](Bucket& bucket, vbucket::Vbid vbid, const std::string& active) {
+    replicateFrom(bucket, vbid, active);
+  };
+}
+
+void Server::replicateFrom(Bucket& bucket, vbucket::Vbid vbid, const std::string& active) {
+  base::MutexLock lock(context_.replication_mutex);
+  std::shared_ptr<ReplicationClient> target;
+  for (const auto& client : context_.replication) {
+    if (&client->bucket() != &bucket) continue;
+    if (client->activeNode() == active) {
+      target = client;
+    } else {
+      client->removeVbucket(vbid);
+    }
+  }
+  if (target) {
+    target->addVbucket(vbid);
+  } else {
+    target = startReplicationClient(bucket, active, {vbid});
+  }
+  if (auto it = routes_.find(&bucket); it != routes_.end()) it->second->set(vbid, target);
+  logLine(absl::StrCat("bucket \"", bucket.name(), "\": vbucket ", vbid,
+                       " is now replicated from node '", active, "'"));
 }
 
 void Server::requestStop() {
@@ -344,7 +378,10 @@ void Server::shutdown() {
     signals_.cancel(ignored);
   });
   // The replicas' connections to other nodes close; nothing more is applied.
-  for (const auto& client : context_.replication) client->stop();
+  {
+    base::MutexLock lock(context_.replication_mutex);
+    for (const auto& client : context_.replication) client->stop();
+  }
   // 2. Every connection stops reading and closes once answered.
   {
     base::MutexLock lock(mutex_);

@@ -36,8 +36,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -55,6 +57,7 @@
 #include "server/dispatcher.h"
 #include "server/options.h"
 #include "server/server_config.h"
+#include "server/replication_client.h"
 #include "server/server_context.h"
 
 namespace syncwrite::server {
@@ -106,6 +109,33 @@ class Server {
   // holds replica vbuckets of, dealt to the I/O threads in turn, and each
   // bucket's passive ack listener routed to them. Started by run().
   void startReplication();
+  // A ReplicationClient of `bucket` from node `active` for `vbids`, started
+  // and listed in the context. Requires replication_mutex held.
+  std::shared_ptr<ReplicationClient> startReplicationClient(Bucket& bucket,
+                                                            const std::string& active,
+                                                            std::vector<vbucket::Vbid> vbids)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(context_.replication_mutex);
+  // ServerContext::replicate_from.
+  void replicateFrom(Bucket& bucket, vbucket::Vbid vbid, const std::string& active);
+
+  // Which ReplicationClient streams each replica vbucket of a bucket, read
+  // by the bucket's passive ack listener (the flusher's thread).
+  class ReplicaRoute {
+   public:
+    explicit ReplicaRoute(size_t vbuckets) : clients_(vbuckets) {}
+    void set(vbucket::Vbid vbid, const std::shared_ptr<ReplicationClient>& client) {
+      base::MutexLock lock(mutex_);
+      if (vbid < clients_.size()) clients_[vbid] = client;
+    }
+    std::shared_ptr<ReplicationClient> get(vbucket::Vbid vbid) const {
+      base::MutexLock lock(mutex_);
+      return vbid < clients_.size() ? clients_[vbid].lock() : nullptr;
+    }
+
+   private:
+    mutable base::Mutex mutex_;
+    std::vector<std::weak_ptr<ReplicationClient>> clients_ ABSL_GUARDED_BY(mutex_);
+  };
 
   // One io_context per I/O thread, each run by that thread alone (see the
   // file comment). Declared first: destroyed last, after everything that
@@ -141,6 +171,8 @@ class Server {
 
   // The password of the cluster's replication_user (empty without users).
   std::string replication_password_;
+  std::map<const Bucket*, std::shared_ptr<ReplicaRoute>> routes_
+      ABSL_GUARDED_BY(context_.replication_mutex);
 };
 
 }  // namespace syncwrite::server

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/mutex.h"
 #include "config/configuration.h"
 #include "executor/executor_pool.h"
 #include "server/bucket.h"
@@ -62,8 +63,14 @@ struct ServerContext {
 
   std::unique_ptr<executor::ExecutorPool> pool;
   // In a cluster: this node's DCP connections to the active nodes of its
-  // replica vbuckets (replication_client.h), set before the I/O threads start.
-  std::vector<std::shared_ptr<ReplicationClient>> replication;
+  // replica vbuckets (replication_client.h). A SET_VBUCKET that names a new
+  // active for a replica vbucket adds one (replicate_from).
+  mutable base::Mutex replication_mutex;
+  std::vector<std::shared_ptr<ReplicationClient>> replication ABSL_GUARDED_BY(replication_mutex);
+  // Makes replica vbucket `vbid` of `bucket` stream from `active` (and from
+  // no other node). Set by the server in a cluster; empty otherwise.
+  std::function<void(Bucket& bucket, vbucket::Vbid vbid, const std::string& active)>
+      replicate_from;
   // Per I/O thread (indexed like the server's io_contexts): where its
   // connections' continuation turns wait (turn_queue.h), two posted at a
   // time (server.cc), and where their drains of late answers wait, the same

@@ -54,6 +54,7 @@ StatList generalStats(const ServerContext& context) {
   }
   // A cluster node's replica side: its DCP connections to the active nodes.
   uint64_t connects = 0, streams = 0, items = 0, acks = 0;
+  base::MutexLock lock(context.replication_mutex);
   for (const auto& client : context.replication) {
     connects += client->connects();
     streams += client->streamsOpen();

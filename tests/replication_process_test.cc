@@ -104,7 +104,7 @@ TEST_F(ReplicationProcessTest, ADurableWriteCommitsOnceTheReplicaProcessHoldsIt)
 TEST_F(ReplicationProcessTest, AStoppedReplicaMakesSyncWritesAmbiguousAndCommitsAgainOnceResumed) {
   ASSERT_NO_FATAL_FAILURE(startBoth());
   protocol::Client a = n1_.connect();
-  n2_.signal(SIGSTOP);
+  ASSERT_TRUE(n2_.stop());
   auto put = a.set(kOnN1, "k", "v", durable(300));
   n2_.signal(SIGCONT);
   ASSERT_TRUE(put.ok()) << put.status();
@@ -181,6 +181,64 @@ TEST_F(ReplicationProcessTest, APromotedReplicaReCommitsThePreparesItHeldAndRead
   EXPECT_NE(n2_.stderrText().find("vbucket 0 promoted to active; it re-commits the 1 prepare(s)"),
             std::string::npos)
       << n2_.stderrText();
+}
+
+// Three nodes, two replicas of each vbucket: vbucket 0's chain is [n1, n2, n3].
+TEST_F(ReplicationProcessTest, AfterTheActiveDiesTheNewChainReCommitsWhatItsReplicasHeld) {
+  ServerProcess n3;
+  const std::string config =
+      R"({"users": {"Administrator": {"password": "password"}},
+      "cluster": {"replication_user": "Administrator", "nodes": {
+        "n1": {"host": "127.0.0.1", "port_file": ")" +
+      n1_.portFile().string() + R"("},
+        "n2": {"host": "127.0.0.1", "port_file": ")" +
+      n2_.portFile().string() + R"("},
+        "n3": {"host": "127.0.0.1", "port_file": ")" +
+      n3.portFile().string() + R"("}}},
+      "buckets": {"default": {"num_replicas": 2, "max_vbuckets": 3}}})";
+  ASSERT_TRUE(n1_.start(config, {"--node", "n1"}));
+  ASSERT_TRUE(n2_.start(config, {"--node", "n2"}));
+  ASSERT_TRUE(n3.start(config, {"--node", "n3"}));
+  for (ServerProcess* node : {&n1_, &n2_, &n3}) ASSERT_NO_FATAL_FAILURE(waitStreaming(*node));
+  protocol::Client b = n2_.connect();
+  protocol::Client c = n3.connect();
+  // Both replicas receive the prepare and neither can persist it: the
+  // persist_to_majority write stays pending on n1.
+  testing::setParam(b, "simulated_flusher_paused", "true");
+  testing::setParam(c, "simulated_flusher_paused", "true");
+  protocol::Client a = n1_.connect();
+  protocol::MutationOptions options;
+  options.durability = protocol::DurabilitySpec{durability::Level::kPersistToMajority, 30000};
+  std::string request;
+  protocol::appendStore(request, Opcode::kSet, a.nextOpaque(), 0, "p", "held", options);
+  ASSERT_TRUE(a.sendRaw(request).ok());
+  ASSERT_TRUE(eventually([&] { return statValue(b, "", "replication_items_received") >= 1; }));
+  ASSERT_TRUE(eventually([&] { return statValue(c, "", "replication_items_received") >= 1; }));
+  n1_.signal(SIGKILL);
+  EXPECT_EQ(n1_.wait(), -SIGKILL);
+  // The failover: n2 is the new active of [n2, n3]; n3 follows it.
+  const std::string chain = R"({"topology": [["n2", "n3"]]})";
+  ASSERT_EQ(b.setVbucketState(0, protocol::VbucketState::kActive, chain).value().status,
+            Status::kSuccess);
+  ASSERT_EQ(c.setVbucketState(0, protocol::VbucketState::kReplica, chain).value().status,
+            Status::kSuccess);
+  EXPECT_EQ(b.get(0, "p").value().status, Status::kSyncWriteReCommitInProgress);
+  // Both persist: n2 for itself, n3 for its ack to n2. The write n1 never
+  // committed commits on the new chain; n3 receives the commit.
+  testing::setParam(b, "simulated_flusher_paused", "false");
+  testing::setParam(c, "simulated_flusher_paused", "false");
+  EXPECT_TRUE(eventually([&] {
+    auto r = b.get(0, "p");
+    return r.ok() && r->status == Status::kSuccess && r->value == "held";
+  }));
+  EXPECT_TRUE(eventually([&] { return replicaValue(c, 0, "p") == "held"; })) << n3.stderrText();
+  EXPECT_EQ(statValue(b, "durability", "sync_writes_recommitted"), 1);
+  // And the new chain takes new durable writes.
+  auto next = b.set(0, "after", "failover", durable(10000));
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_EQ(next->status, Status::kSuccess) << next->errorContext();
+  EXPECT_NE(n3.stderrText().find("vbucket 0 is now replicated from node 'n2'"), std::string::npos)
+      << n3.stderrText();
 }
 
 TEST_F(ReplicationProcessTest, AVbucketThatLeavesActiveEndsItsStreamWithStateChanged) {

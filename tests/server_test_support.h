@@ -145,6 +145,22 @@ class ServerProcess {
   }
 
   void signal(int sig) const { ::kill(pid_, sig); }
+  // SIGSTOP, returning once the process is stopped (a signal is delivered
+  // asynchronously: the process may run on for a moment). False after the
+  // hang guard.
+  [[nodiscard]] bool stop() const {
+    signal(SIGSTOP);
+    const auto give_up = std::chrono::steady_clock::now() + kHangGuard;
+    while (std::chrono::steady_clock::now() < give_up) {
+      const std::string stat = fileText("/proc/" + std::to_string(pid_) + "/stat");
+      const size_t paren = stat.rfind(')');
+      if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'T') {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  }
 
   // Waits for the process to exit (hang guard: SIGKILL after kHangGuard) and
   // returns its exit status, or -signal when a signal ended it.

@@ -3,7 +3,8 @@
 // SET_VBUCKET may carry kv_engine's topology value, {"topology": [[...]]}: the
 // vbucket's chain is set first; a replica made active with one is promoted
 // (BucketDurability::promote: the prepares it held are re-committed, never
-// timed out).
+// timed out); a replica of a cluster whose chain names another active
+// streams from that node from then on (ServerContext::replicate_from).
 #include <optional>
 #include <string>
 #include <utility>
@@ -95,9 +96,16 @@ Disposition setVbucket(CommandContext& context) {
                          " promoted to active; it re-commits the ", *taken,
                          " prepare(s) its replica copy held open"));
   } else {
+    // A replica whose chain names another active streams from that node now.
+    const std::string& me = context.server.node_name;
+    const bool repoint = topology && state == vbucket::VBucketState::kReplica &&
+                         context.server.replicate_from && topology->active() != me &&
+                         topology->contains(me);
+    const std::string new_active = repoint ? topology->active() : std::string();
     if (topology) bucket->durability().setTopology(request.vbucket, std::move(*topology));
     // Listeners run here: leaving active answers the vbucket's SyncWrites ambiguous.
     vb->setState(state);
+    if (repoint) context.server.replicate_from(*bucket, request.vbucket, new_active);
   }
   bucket->configChanged();
   protocol::appendStatusResponse(context.out, request.opcode, Status::kSuccess, request.opaque);
