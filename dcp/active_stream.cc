@@ -28,7 +28,7 @@ ActiveStream::~ActiveStream() { vb_.checkpointManager().removeCursor(cursor_); }
 
 ActiveStream::Opened ActiveStream::open(vbucket::VBucket& vb,
                                         const durability::BucketDurability& durability,
-                                        std::string cursor_name, Seqno start_seqno) {
+                                        const std::string& cursor_name, Seqno start_seqno) {
   Opened opened;
   vbucket::CheckpointManager& log = vb.checkpointManager();
   log.removeCursor(cursor_name);

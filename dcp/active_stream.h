@@ -52,7 +52,7 @@ class ActiveStream {
   // up to `start_seqno`. Registers the cursor `cursor_name`, replacing one of
   // that name left by an earlier stream.
   static Opened open(vbucket::VBucket& vb, const durability::BucketDurability& durability,
-                     std::string cursor_name, Seqno start_seqno);
+                     const std::string& cursor_name, Seqno start_seqno);
   ~ActiveStream();  // removes the cursor
   ActiveStream(const ActiveStream&) = delete;
   ActiveStream& operator=(const ActiveStream&) = delete;

@@ -23,7 +23,7 @@ namespace {
 // after the write instead of being kept for the next one.
 constexpr size_t kKeepWriteBufferBytes = 1 << 20;
 // What a DCP producer adds to one write at most (its streams' messages).
-constexpr size_t kDcpFillBytes = 256 * 1024;
+constexpr size_t kDcpFillBytes = size_t{256} * 1024;
 }  // namespace
 
 Connection::Connection(IoSocket socket, size_t io_thread, ServerContext& context,

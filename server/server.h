@@ -56,8 +56,8 @@
 #include "server/connection.h"
 #include "server/dispatcher.h"
 #include "server/options.h"
-#include "server/server_config.h"
 #include "server/replication_client.h"
+#include "server/server_config.h"
 #include "server/server_context.h"
 
 namespace syncwrite::server {

@@ -69,8 +69,7 @@ struct ServerContext {
   std::vector<std::shared_ptr<ReplicationClient>> replication ABSL_GUARDED_BY(replication_mutex);
   // Makes replica vbucket `vbid` of `bucket` stream from `active` (and from
   // no other node). Set by the server in a cluster; empty otherwise.
-  std::function<void(Bucket& bucket, vbucket::Vbid vbid, const std::string& active)>
-      replicate_from;
+  std::function<void(Bucket& bucket, vbucket::Vbid vbid, const std::string& active)> replicate_from;
   // Per I/O thread (indexed like the server's io_contexts): where its
   // connections' continuation turns wait (turn_queue.h), two posted at a
   // time (server.cc), and where their drains of late answers wait, the same
