@@ -1,10 +1,13 @@
 #include "server/cluster_config.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/strip.h>
-
-#include "config/read_file.h"
 
 namespace syncwrite::server {
 namespace {
@@ -77,10 +80,20 @@ absl::StatusOr<ClusterSpec> parseClusterSpec(const nlohmann::json& value) {
 
 absl::StatusOr<uint16_t> resolvePort(const ClusterNode& node) {
   if (node.port != 0) return node.port;
-  absl::StatusOr<std::string> text = config::readFile(node.port_file);
-  if (!text.ok()) return text.status();
+  // Read here rather than with config::readFile, whose error text comes from
+  // Abseil's StrError: its cache, in Debian's uninstrumented libabsl, is a
+  // data race to ThreadSanitizer when two I/O threads miss a file at once.
+  const int fd = ::open(node.port_file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat("port file ", node.port_file, " of node '", node.name,
+                                            "' cannot be opened (errno ", errno, ")"));
+  }
+  char buffer[32];
+  const ssize_t n = ::read(fd, buffer, sizeof buffer);
+  ::close(fd);
+  const std::string text(buffer, n > 0 ? static_cast<size_t>(n) : 0);
   uint32_t port = 0;
-  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &port) || port == 0 || port > 65535) {
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &port) || port == 0 || port > 65535) {
     return absl::InvalidArgumentError(
         absl::StrCat("port file ", node.port_file, " of node '", node.name, "' holds no port"));
   }
