@@ -25,11 +25,10 @@
 // nothing fires by itself: advance it and call checkTimeoutsNow().
 //
 // Memory: 1,371,983 bytes of requested heap for 1024 idle active vbuckets
-// event-driven, 1,372,326 polling (~1,339 a vbucket: its monitor, whose empty
-// deque holds its map and first block, plus per bucket the sleeping task, the
-// in-flight set, the lateness histogram, the settings and the empty map of
-// passive monitors), beyond the vbuckets' own; g++ 12, x86-64, pinned by
-// tests/idle_memory_test.cc.
+// event-driven, 1,372,326 polling (~1,339 a vbucket: its monitor, plus per
+// bucket the sleeping task, the in-flight set, the lateness histogram, the
+// settings, the empty map of passive monitors), beyond the vbuckets' own;
+// g++ 12, x86-64, pinned by tests/idle_memory_test.cc.
 //
 // Thread-safety: every member may be called from any thread. Completions are
 // called as sync_write.h says, with no lock of this layer held (a state

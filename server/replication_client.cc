@@ -92,33 +92,16 @@ void ReplicationClient::sendHandshake() {
   const std::array<protocol::Feature, 1> features{protocol::Feature::kXerror};
   protocol::appendHello(out, step("HELLO"), "syncwrite-replica", features);
   if (!options_.user.empty()) {
-    std::string plain;
-    plain.push_back('\0');
-    plain.append(options_.user);
-    plain.push_back('\0');
-    plain.append(options_.password);
-    protocol::appendRequest(out, {.opcode = protocol::Opcode::kSaslAuth,
-                                  .opaque = step("SASL_AUTH PLAIN as " + options_.user),
-                                  .key = "PLAIN",
-                                  .value = plain});
+    protocol::appendSaslPlain(out, step("SASL_AUTH PLAIN as " + options_.user), options_.user,
+                              options_.password);
   }
   const std::string& bucket = options_.bucket->name();
   protocol::appendSelectBucket(out, step("SELECT_BUCKET " + bucket), bucket);
   const std::string name =
       absl::StrCat("replication:", options_.active.name, "->", options_.this_node, ":", bucket);
   const std::string consumer = nlohmann::json{{"consumer_name", options_.this_node}}.dump();
-  {
-    std::string extras;
-    extras.append(4, '\0');  // seqno, unused
-    const uint32_t flags = protocol::kDcpOpenProducer;
-    for (int shift = 24; shift >= 0; shift -= 8)
-      extras.push_back(static_cast<char>(flags >> shift));
-    protocol::appendRequest(out, {.opcode = protocol::Opcode::kDcpOpen,
-                                  .opaque = step("DCP_OPEN " + name),
-                                  .extras = extras,
-                                  .key = name,
-                                  .value = consumer});
-  }
+  protocol::appendDcpOpen(out, step("DCP_OPEN " + name), name, protocol::kDcpOpenProducer,
+                          consumer);
   protocol::appendDcpControl(out, step("DCP_CONTROL enable_sync_writes"), "enable_sync_writes",
                              "true");
   protocol::appendDcpControl(out, step("DCP_CONTROL consumer_name"), "consumer_name",

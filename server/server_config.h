@@ -20,9 +20,7 @@
 //    acks; both can be changed at run time (replica_faults.h). A replica listed but not
 //    simulated must acknowledge over DCP; one that never does makes every
 //    SyncWrite time out.
-// In a cluster of servers (the top-level "cluster" entry, cluster_config.h),
-// a bucket has "num_replicas" instead of "replicas" and "simulated_replicas",
-// and node_name (or --node) names one of the cluster's nodes.
+// In a "cluster" (cluster_config.h) a bucket has "num_replicas" instead.
 // A third structural entry at the top level, "users", names the users
 // connections authenticate as (SASL), each {"password": "<text>"} and, to
 // limit the user to some buckets, "buckets": [names of configured buckets]:

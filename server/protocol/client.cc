@@ -296,15 +296,8 @@ absl::StatusOr<Response> Client::selectBucket(std::string_view bucket) {
 }
 
 absl::StatusOr<Response> Client::saslPlain(std::string_view user, std::string_view password) {
-  std::string message;
-  message.push_back('\0');
-  message.append(user);
-  message.push_back('\0');
-  message.append(password);
-  return call([&](std::string& out, uint32_t opaque) {
-    appendRequest(
-        out, {.opcode = Opcode::kSaslAuth, .opaque = opaque, .key = "PLAIN", .value = message});
-  });
+  return call(
+      [&](std::string& out, uint32_t opaque) { appendSaslPlain(out, opaque, user, password); });
 }
 
 absl::StatusOr<Response> Client::get(uint16_t vbucket, std::string_view key) {

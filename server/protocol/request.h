@@ -32,19 +32,12 @@
 //   HELLO                   optional key (agent), value of 2-byte codes
 //   SELECT_BUCKET           key (bucket name)
 //   SET_PARAM               4-byte extras (ParamType 1..6), key, value (text, may be empty)
-//   SET_VBUCKET             1-byte (or deprecated 4-byte) extras, state 1..4; any
-//                           value (kv_engine's {"topology": ...})
+//   SET_VBUCKET             1 (or deprecated 4) byte extras, state 1..4; any value
 //   GET_ALL_VB_SEQNOS       no extras or 4 (state filter: 0 alive, or 1..4)
-//   DCP_OPEN                8-byte extras (seqno, flags), key (name), any value
-//   DCP_SEQNO_ACKNOWLEDGED  8-byte extras (prepared seqno)
-//   DCP_STREAM_REQ          48-byte extras (flags, reserved, start, end, vbucket uuid,
-//                           snapshot start and end), any value
-//   DCP_CONTROL             key (the control), any value
-//   DCP_BUFFER_ACKNOWLEDGEMENT  4-byte extras (bytes)
-//   DCP_CLOSE_STREAM        nothing (the vbucket in the header)
-//   GET_REPLICA             key
-//   SASL_AUTH, SASL_STEP    key (mechanism), any value (the message)
-//   GET_ERROR_MAP           2-byte value (the version asked)
+//   DCP_OPEN 8-byte extras (seqno, flags), key, any value; DCP_SEQNO_ACKNOWLEDGED 8-byte extras
+//   DCP_STREAM_REQ 48-byte extras, any value; DCP_CONTROL key, any value;
+//   DCP_BUFFER_ACKNOWLEDGEMENT 4-byte extras; DCP_CLOSE_STREAM nothing; GET_REPLICA key
+//   SASL_AUTH, SASL_STEP key (mechanism), any value; GET_ERROR_MAP 2-byte value (the version)
 #pragma once
 
 #include <cstdint>

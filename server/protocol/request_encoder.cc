@@ -107,11 +107,27 @@ void appendSetVbucket(std::string& out, uint32_t opaque, uint16_t vbucket, Vbuck
                       .value = value});
 }
 
-void appendDcpOpen(std::string& out, uint32_t opaque, std::string_view name, uint32_t flags) {
+void appendDcpOpen(std::string& out, uint32_t opaque, std::string_view name, uint32_t flags,
+                   std::string_view value) {
   std::string extras;
   wire::append32(extras, 0);  // seqno: reserved
   wire::append32(extras, flags);
-  appendRequest(out, {.opcode = Opcode::kDcpOpen, .opaque = opaque, .extras = extras, .key = name});
+  appendRequest(out, {.opcode = Opcode::kDcpOpen,
+                      .opaque = opaque,
+                      .extras = extras,
+                      .key = name,
+                      .value = value});
+}
+
+void appendSaslPlain(std::string& out, uint32_t opaque, std::string_view user,
+                     std::string_view password) {
+  std::string message;
+  message.push_back('\0');
+  message.append(user);
+  message.push_back('\0');
+  message.append(password);
+  appendRequest(out,
+                {.opcode = Opcode::kSaslAuth, .opaque = opaque, .key = "PLAIN", .value = message});
 }
 
 void appendSeqnoAcknowledged(std::string& out, uint32_t opaque, uint16_t vbucket,

@@ -91,8 +91,13 @@ void appendSetVbucket(std::string& out, uint32_t opaque, uint16_t vbucket, Vbuck
                       std::string_view value = {});
 
 // DCP_OPEN: 8-byte extras (seqno 0, flags), key = connection name.
+// `value`: optional, e.g. {"consumer_name": "<node>"}.
 void appendDcpOpen(std::string& out, uint32_t opaque, std::string_view name,
-                   uint32_t flags = kDcpOpenProducer);
+                   uint32_t flags = kDcpOpenProducer, std::string_view value = {});
+
+// SASL_AUTH PLAIN: key = "PLAIN", value = "\0user\0password" (RFC 4616).
+void appendSaslPlain(std::string& out, uint32_t opaque, std::string_view user,
+                     std::string_view password);
 
 // DCP_SEQNO_ACKNOWLEDGED: vbucket in the header, 8-byte extras = prepared seqno.
 void appendSeqnoAcknowledged(std::string& out, uint32_t opaque, uint16_t vbucket,
