@@ -370,6 +370,13 @@ PassiveDurabilityMonitor& BucketDurability::passiveMonitor(Vbid vbid) {
   return *slot;
 }
 
+Seqno BucketDurability::replicaHighPreparedSeqno(Vbid vbid) const {
+  const Impl& d = *impl_;
+  base::MutexLock lock(d.passive_mutex);
+  auto it = d.passive.find(vbid);
+  return it == d.passive.end() ? 0 : it->second->highPreparedSeqno();
+}
+
 absl::StatusOr<size_t> BucketDurability::promote(Vbid vbid, const std::string& this_node,
                                                  ReplicationTopology topology) {
   Impl& d = *impl_;

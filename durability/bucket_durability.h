@@ -178,6 +178,11 @@ class BucketDurability {
   // first call and kept for the bucket's life (a vbucket with none costs
   // nothing). Requires vbid < the map's size (std::out_of_range).
   PassiveDurabilityMonitor& passiveMonitor(Vbid vbid);
+  // The high prepared seqno `vbid`'s passive monitor holds (what this node
+  // acked as its replica), 0 when it never had one or past the map. Makes no
+  // monitor. What a failover compares replicas by (ns_server's
+  // find_max_replica, with the high seqno).
+  Seqno replicaHighPreparedSeqno(Vbid vbid) const;
   // Promotes replica vbucket `vbid` to active with `topology` (whose active
   // is this node): every prepare its passive monitor holds that the old
   // active had not completed becomes a SyncWrite with no timeout and no

@@ -75,6 +75,18 @@ absl::StatusOr<ReplicationTopology> ReplicationTopology::fromJson(const nlohmann
   return create(std::move(chains));
 }
 
+nlohmann::json ReplicationTopology::toJson() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ReplicationChain& chain : chains_) {
+    nlohmann::json nodes = nlohmann::json::array({chain.active});
+    for (const std::string& replica : chain.replicas) {
+      nodes.push_back(replica.empty() ? nlohmann::json(nullptr) : nlohmann::json(replica));
+    }
+    out.push_back(std::move(nodes));
+  }
+  return out;
+}
+
 bool ReplicationTopology::isDurabilityPossible() const noexcept {
   return std::all_of(chains_.begin(), chains_.end(),
                      [](const ReplicationChain& c) { return c.definedNodes() >= c.majority(); });

@@ -45,6 +45,9 @@ class ReplicationTopology {
 
   // From kv_engine's JSON shape: [["active", "replica1", null], [...]].
   static absl::StatusOr<ReplicationTopology> fromJson(const nlohmann::json& json);
+  // The same shape back: undefined replicas are null; fromJson(toJson()) is
+  // this topology.
+  nlohmann::json toJson() const;
 
   const std::vector<ReplicationChain>& chains() const noexcept { return chains_; }
   const std::string& active() const noexcept { return chains_.front().active; }

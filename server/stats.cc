@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 
 #include "durability/timeout_mode.h"
@@ -154,6 +155,40 @@ StatList memoryStats(const Bucket& bucket) {
   return stats;
 }
 
+// kv_engine's "vbucket-details [VB]" at its durability detail level
+// (VBucket::_addStats): vb_N = the state, vb_N:high_seqno,
+// vb_N:high_prepared_seqno (what this node acked as the vbucket's replica),
+// vb_N:topology (the chain JSON). The stats a failover reads to pick the
+// replica to promote. InvalidArgument for a VB that is not a number of the map.
+absl::StatusOr<StatList> vbucketDetails(const Bucket& bucket, std::string_view which) {
+  const vbucket::VBucketMap& map = bucket.vbuckets();
+  size_t first = 0;
+  size_t last = map.size();
+  if (!which.empty()) {
+    uint32_t vb = 0;
+    if (!absl::SimpleAtoi(absl::string_view(which.data(), which.size()), &vb) || vb >= map.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("vbucket-details: no vbucket '",
+                                                     std::string(which), "' (the bucket has ",
+                                                     map.size(), ")"));
+    }
+    first = vb;
+    last = first + 1;
+  }
+  StatList stats;
+  for (size_t id = first; id < last; ++id) {
+    const auto vbid = static_cast<vbucket::Vbid>(id);
+    const vbucket::VBucket& vb = map.at(vbid);
+    const std::string prefix = absl::StrCat("vb_", id);
+    stats.emplace_back(prefix, std::string(vbucket::toString(vb.state())));
+    stats.emplace_back(absl::StrCat(prefix, ":high_seqno"), absl::StrCat(vb.highSeqno()));
+    stats.emplace_back(absl::StrCat(prefix, ":high_prepared_seqno"),
+                       absl::StrCat(bucket.durability().replicaHighPreparedSeqno(vbid)));
+    stats.emplace_back(absl::StrCat(prefix, ":topology"),
+                       bucket.durability().topology(vbid).toJson().dump());
+  }
+  return stats;
+}
+
 }  // namespace
 
 nlohmann::json durabilityStatsJson(const durability::DurabilityStats& s) {
@@ -197,17 +232,26 @@ absl::StatusOr<StatList> collectStats(const ServerContext& context, Bucket* sele
   if (group.empty()) return generalStats(context);
   if (group == "tasks") return taskStats(context);
   if (group == "allocator") return allocatorStats();
-  if (group == "durability" || group == "config" || group == "memory") {
+  constexpr std::string_view kVbucketDetails = "vbucket-details";
+  const bool details =
+      group.substr(0, kVbucketDetails.size()) == kVbucketDetails &&
+      (group.size() == kVbucketDetails.size() || group[kVbucketDetails.size()] == ' ');
+  if (details || group == "durability" || group == "config" || group == "memory") {
     if (selected == nullptr) {
       return absl::FailedPreconditionError(
           absl::StrCat("STAT ", std::string(group), " needs a bucket: send SELECT_BUCKET first"));
+    }
+    if (details) {
+      std::string_view which = group.substr(kVbucketDetails.size());
+      while (!which.empty() && which.front() == ' ') which.remove_prefix(1);
+      return vbucketDetails(*selected, which);
     }
     if (group == "memory") return memoryStats(*selected);
     return group == "durability" ? durabilityStats(*selected) : configStats(*selected);
   }
   return absl::NotFoundError(absl::StrCat("unknown stat group '", std::string(group),
                                           "' (known: \"\", allocator, durability, config, memory, "
-                                          "tasks)"));
+                                          "tasks, vbucket-details [VB])"));
 }
 
 }  // namespace syncwrite::server

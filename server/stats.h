@@ -28,6 +28,9 @@
 //                and replica:<name>:items_queued for each simulated
 //                replica's stream.
 //                O(vbuckets).
+//   "vbucket-details [VB]"  per vbucket of the selected bucket (or VB only):
+//                vb_N (its state), vb_N:high_seqno, vb_N:high_prepared_seqno
+//                (as its replica), vb_N:topology (chain JSON). O(vbuckets).
 //   "tasks"      needs no selected bucket (the idle-CPU harness reads it on a
 //                bare connection): timeout_task_runs_total,
 //                timeout_tasks_total, executor_nonio_threads, and per bucket
@@ -54,8 +57,9 @@ namespace syncwrite::server {
 using StatList = std::vector<std::pair<std::string, std::string>>;
 
 // The stats of `group`. NotFound for an unknown group; FailedPrecondition
-// (saying to send SELECT_BUCKET first) for "durability", "config" or "memory" with
-// `selected` null.
+// (saying to send SELECT_BUCKET first) for a bucket's group ("durability",
+// "config", "memory", "vbucket-details") with `selected` null;
+// InvalidArgument for a vbucket-details VB the bucket does not have.
 absl::StatusOr<StatList> collectStats(const ServerContext& context, Bucket* selected,
                                       std::string_view group);
 

@@ -6,5 +6,6 @@ syncwrite_test(protocol_test
   protocol_response_test.cc
   protocol_client_test.cc
   protocol_cli_test.cc
+  cli_failover_plan_test.cc
   LIBS syncwrite::protocol syncwrite_cli_lib
 )

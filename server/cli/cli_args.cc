@@ -23,6 +23,8 @@ ABSL_FLAG(std::string, durability, "",
           "make set/add/replace/delete a SyncWrite: majority | majority_and_persist_on_master | "
           "persist_to_majority, or a level byte 0..255 sent as given; empty or none: a plain "
           "write");
+ABSL_FLAG(std::string, cluster, "",
+          "failover: the cluster's configuration file (its \"cluster\" entry names the nodes)");
 ABSL_FLAG(std::optional<uint16_t>, timeout, std::nullopt,
           "durability timeout in ms with --durability, 0..65535 sent as given (the server "
           "refuses 0 and 65535); none: the bucket's");
@@ -50,6 +52,7 @@ constexpr CommandName kCommands[] = {
     {"stats", Command::kStats, 0, 1},
     {"set-param", Command::kSetParam, 2, 0},
     {"set-vbucket", Command::kSetVbucket, 2, 1},
+    {"failover", Command::kFailover, 1, 0},
     {"version", Command::kVersion, 0, 0},
     {"help", Command::kHelp, 0, 0},
 };
@@ -72,6 +75,10 @@ commands:
                         active | replica | pending | dead (or 1..4); TOPOLOGY is
                         kv_engine's chains, e.g. '[["n2", "n3"]]': a replica made
                         active with one is promoted
+  failover NODE         with --cluster FILE: promote, for each vbucket NODE was
+                        active for, the replica furthest ahead, and give every
+                        other node the chains without NODE (ns_server's hard
+                        failover)
   version               the server's version
   help                  this text
 )",
@@ -98,6 +105,7 @@ absl::StatusOr<CliArgs> parseArgs(const std::vector<std::string>& args) {
         absl::StrCat("--vbuckets must be a number 1..65536, got ", out.vbuckets));
   }
   out.vbucket = absl::GetFlag(FLAGS_vbucket);
+  out.cluster_file = absl::GetFlag(FLAGS_cluster);
   const std::optional<uint16_t> timeout = absl::GetFlag(FLAGS_timeout);
   std::optional<durability::Level> level;
   if (const std::string text = absl::GetFlag(FLAGS_durability); !text.empty()) {
@@ -140,6 +148,9 @@ absl::StatusOr<CliArgs> parseArgs(const std::vector<std::string>& args) {
   if (timeout && !level) return absl::InvalidArgumentError("--timeout needs --durability");
   if (level && *level != durability::Level::kNone) {
     out.durability = protocol::DurabilitySpec{*level, timeout};
+  }
+  if (out.command == Command::kFailover && out.cluster_file.empty()) {
+    return absl::InvalidArgumentError("failover needs --cluster FILE, the cluster's configuration");
   }
   if (out.command == Command::kSetVbucket) {
     const std::optional<uint16_t> vb = parseNumber<uint16_t>(out.key);

@@ -4,7 +4,8 @@
 //                 COMMAND ARGS... [--durability LEVEL] [--timeout MS]
 //
 // Commands: set/add/replace KEY VALUE, get KEY, delete KEY, stats [GROUP],
-// set-param KEY VALUE, set-vbucket VB STATE, version. The flags are Abseil
+// set-param KEY VALUE, set-vbucket VB STATE [TOPOLOGY], failover NODE
+// (with --cluster FILE), version. The flags are Abseil
 // flags declared in cli_args.cc and set by parseFlags (server/command_line.h,
 // which says the syntax); they may come before or after the command. --durability and --timeout
 // apply to set, add, replace and delete. LEVEL is a config spelling ("majority",
@@ -34,6 +35,7 @@ enum class Command {
   kStats,
   kSetParam,
   kSetVbucket,
+  kFailover,
   kVersion,
   kHelp
 };
@@ -52,7 +54,8 @@ struct CliArgs {
   std::string value;                                               // VALUE
   uint16_t target_vbucket = 0;                                     // set-vbucket VB
   protocol::VbucketState state = protocol::VbucketState::kActive;  // set-vbucket STATE
-  std::string topology;  // set-vbucket TOPOLOGY (JSON chains), or empty
+  std::string topology;      // set-vbucket TOPOLOGY (JSON chains), or empty
+  std::string cluster_file;  // --cluster, for failover (NODE is `key`)
   std::optional<protocol::DurabilitySpec> durability;
 
   // The vbucket a key command goes to: --vbucket, else the key's hash.

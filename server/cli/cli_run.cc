@@ -2,6 +2,7 @@
 
 #include <absl/strings/str_cat.h>
 
+#include "server/cli/cli_failover.h"
 #include "server/cli/cli_outcome.h"
 #include "server/protocol/client.h"
 
@@ -47,6 +48,7 @@ void printSuccess(const CliArgs& args, const Response& response, std::ostream& o
       out << response.value << "\n";
       return;
     case Command::kStats:
+    case Command::kFailover:
     case Command::kHelp:
       return;
   }
@@ -59,6 +61,7 @@ int run(const CliArgs& args, std::ostream& out, std::ostream& err, std::chrono::
     out << usage();
     return kExitOk;
   }
+  if (args.command == Command::kFailover) return runFailover(args, out, err, wait);
   // VERSION needs no bucket.
   // Both arms are views: with a string literal on one side the conditional
   // would build a temporary std::string and the view would dangle.
@@ -124,6 +127,7 @@ int run(const CliArgs& args, std::ostream& out, std::ostream& err, std::chrono::
       response = client.version();
       break;
     case Command::kStats:
+    case Command::kFailover:
     case Command::kHelp:
       return kExitOk;  // handled above
   }

@@ -28,8 +28,9 @@ Disposition stat(CommandContext& context) {
   const protocol::Request& request = context.request;
   auto stats = collectStats(context.server, currentBucket(context), request.key);
   if (!stats.ok()) {
-    const Status status =
-        absl::IsFailedPrecondition(stats.status()) ? Status::kNoBucket : Status::kKeyNotFound;
+    const Status status = absl::IsFailedPrecondition(stats.status()) ? Status::kNoBucket
+                          : absl::IsInvalidArgument(stats.status())  ? Status::kEinval
+                                                                     : Status::kKeyNotFound;
     answerError(context, status, std::string(stats.status().message()));
     return Disposition::kAnswered;
   }
