@@ -56,6 +56,7 @@ set(SYNCWRITE_PUBLIC_HEADERS
   vbucket/bucket_memory.h
   vbucket/checkpoint.h
   vbucket/checkpoint_manager.h
+  vbucket/failover_table.h
   vbucket/expelled_items.h
   vbucket/hash_table.h
   vbucket/item.h

@@ -134,7 +134,22 @@ absl::Status Bucket::placeVbuckets(const ClusterSpec& cluster, const std::string
 namespace {
 // `bytes` random bytes as lower-case hex.
 std::string randomHex(size_t bytes) { return absl::BytesToHexString(sasl::randomBytes(bytes)); }
+
+// A failover entry's uuid: random, never 0 (kv_engine keeps 0 for "none").
+uint64_t randomUuid() {
+  uint64_t uuid = 0;
+  while (uuid == 0) {
+    const std::string bytes = sasl::randomBytes(sizeof(uuid));
+    std::memcpy(&uuid, bytes.data(), sizeof(uuid));
+  }
+  return uuid;
+}
 }  // namespace
+
+void Bucket::startNewHistory(vbucket::Vbid vbid) {
+  vbucket::VBucket& vb = vbuckets_.at(vbid);
+  vb.failovers().createEntry(randomUuid(), vb.highSeqno());
+}
 
 Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
                const durability::ReplicationTopology& topology)
@@ -152,9 +167,9 @@ Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
           // itself with durability_visitor_clock, coarse by default).
           durability::TimeoutClocks{clock::ClockRef::of<clock::PreciseClock>(),
                                     clock::ClockRef::of<clock::PreciseClock>()})) {
-  const std::string bytes = sasl::randomBytes(sizeof(uint64_t) * vbuckets_.size());
-  vbucket_uuids_.resize(vbuckets_.size());
-  std::memcpy(vbucket_uuids_.data(), bytes.data(), bytes.size());
+  for (size_t id = 0; id < vbuckets_.size(); ++id) {
+    vbuckets_.at(static_cast<vbucket::Vbid>(id)).failovers().createEntry(randomUuid(), 0);
+  }
   watchMemoryKeys();
   flusher_ = std::make_unique<SimulatedFlusher>(
       absl::StrCat("bucket \"", name_, "\" flusher"), vbuckets_, pool,

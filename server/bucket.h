@@ -84,11 +84,15 @@ class Bucket final : private vbucket::QueueListener {
   // change made through SET_VBUCKET (configChanged()).
   uint64_t configRevision() const noexcept { return config_rev_.load(std::memory_order_acquire); }
   void configChanged() noexcept { config_rev_.fetch_add(1, std::memory_order_acq_rel); }
-  // The vbucket's uuid, random at creation (MutationSeqno answers carry it
-  // beside the seqno, as kv_engine's vbucket failover uuid).
-  uint64_t vbucketUuid(vbucket::Vbid vbid) const noexcept {
-    return vbid < vbucket_uuids_.size() ? vbucket_uuids_[vbid] : 0;
+  // The vbucket's uuid: its failover table's newest entry (MutationSeqno
+  // answers carry it beside the seqno, as kv_engine's vbucket uuid). Each
+  // vbucket's table starts with one random entry at seqno 0. 0 past the map.
+  uint64_t vbucketUuid(vbucket::Vbid vbid) const {
+    return vbid < vbuckets_.size() ? vbuckets_.at(vbid).failovers().latestUuid() : 0;
   }
+  // `vbid` became active: a new failover entry, a random uuid from its high
+  // seqno on (kv_engine adds one when a vbucket becomes active).
+  void startNewHistory(vbucket::Vbid vbid);
   config::Configuration& config() noexcept { return *config_; }
   const config::Configuration& config() const noexcept { return *config_; }
   vbucket::VBucketMap& vbuckets() noexcept { return vbuckets_; }
@@ -166,7 +170,6 @@ class Bucket final : private vbucket::QueueListener {
   const std::string uuid_;
   std::atomic<uint64_t> config_rev_{1};
   size_t num_replicas_ = 0;
-  std::vector<uint64_t> vbucket_uuids_;
   std::unique_ptr<config::Configuration> config_;
   vbucket::BucketMemory memory_;  // outlives the vbuckets, which charge it
   // Cleared when destruction starts: items queued while members go (the

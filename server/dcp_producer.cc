@@ -1,5 +1,7 @@
 #include "server/dcp_producer.h"
 
+#include <optional>
+
 #include <charconv>
 #include <utility>
 #include <vector>
@@ -80,21 +82,32 @@ absl::Status DcpProducer::control(std::string_view key, std::string_view value) 
 }
 
 DcpProducer::StreamAnswer DcpProducer::streamRequest(vbucket::Vbid vbid, uint32_t opaque,
-                                                     uint64_t start_seqno) {
+                                                     const StreamStart& start) {
   vbucket::VBucket* vb = bucket_.vbuckets().get(vbid);
   if (vb == nullptr || vb->state() != vbucket::VBucketState::kActive) {
-    return {StreamAnswer::Outcome::kNotMyVbucket};
+    return {.outcome = StreamAnswer::Outcome::kNotMyVbucket};
   }
-  if (streams_.contains(vbid)) return {StreamAnswer::Outcome::kExists};
+  if (streams_.contains(vbid)) return {.outcome = StreamAnswer::Outcome::kExists};
+  if (std::optional<vbucket::RollbackPoint> rollback = vb->failovers().needsRollback(
+          start.start_seqno, start.vbucket_uuid, start.snap_start_seqno, start.snap_end_seqno,
+          vb->highSeqno())) {
+    return {.outcome = StreamAnswer::Outcome::kRollback,
+            .rollback_seqno = rollback->seqno,
+            .rollback_reason = std::move(rollback->reason)};
+  }
   dcp::ActiveStream::Opened opened =
-      dcp::ActiveStream::open(*vb, bucket_.durability(), name_, start_seqno);
-  if (opened.rollback) return {StreamAnswer::Outcome::kRollback, opened.rollback_seqno};
+      dcp::ActiveStream::open(*vb, bucket_.durability(), name_, start.start_seqno);
+  if (opened.rollback) {
+    return {.outcome = StreamAnswer::Outcome::kRollback,
+            .rollback_seqno = opened.rollback_seqno,
+            .rollback_reason = "the stream would start past what this vbucket's log holds"};
+  }
   streams_[vbid] = Stream{opaque, std::move(opened.stream)};
   if (!registered_) {
     bucket_.addLogReader(this);
     registered_ = true;
   }
-  return {StreamAnswer::Outcome::kAccepted};
+  return {.outcome = StreamAnswer::Outcome::kAccepted, .failover_log = vb->failovers().entries()};
 }
 
 bool DcpProducer::closeStream(vbucket::Vbid vbid) { return streams_.erase(vbid) != 0; }

@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <absl/status/status.h>
 
@@ -55,14 +56,26 @@ class DcpProducer final : public Bucket::LogReader {
   // this producer does not know or a value it cannot take.
   absl::Status control(std::string_view key, std::string_view value);
 
-  // DCP_STREAM_REQ of `vbid` with `opaque` from `start_seqno`: what to
-  // answer. Success (the stream starts on the next fill()), Rollback with the
-  // seqno, KeyExists (a stream of that vbucket is open), NotMyVbucket.
+  // DCP_STREAM_REQ of `vbid` with `opaque` from `start_seqno` of history
+  // `vbucket_uuid`, inside snapshot [snap_start, snap_end]: what to answer.
+  // Success (the stream starts on the next fill()) with the vbucket's
+  // failover log; Rollback with the seqno and why, when the failover table
+  // cannot vouch for the client's history (vbucket/failover_table.h) or the
+  // client asks for what the log no longer holds; KeyExists (a stream of
+  // that vbucket is open); NotMyVbucket.
   struct StreamAnswer {
     enum class Outcome { kAccepted, kRollback, kExists, kNotMyVbucket } outcome;
     uint64_t rollback_seqno = 0;
+    std::string rollback_reason{};
+    std::vector<vbucket::FailoverEntry> failover_log{};  // with kAccepted
   };
-  StreamAnswer streamRequest(vbucket::Vbid vbid, uint32_t opaque, uint64_t start_seqno);
+  struct StreamStart {
+    uint64_t start_seqno = 0;
+    uint64_t vbucket_uuid = 0;
+    uint64_t snap_start_seqno = 0;
+    uint64_t snap_end_seqno = 0;
+  };
+  StreamAnswer streamRequest(vbucket::Vbid vbid, uint32_t opaque, const StreamStart& start);
   // CLOSE_STREAM: false when no stream of `vbid` is open.
   bool closeStream(vbucket::Vbid vbid);
   // BUFFER_ACKNOWLEDGEMENT of `bytes` the consumer has processed.

@@ -115,12 +115,16 @@ void ReplicationClient::sendHandshake() {
 void ReplicationClient::appendStreamRequest(std::string& out, vbucket::Vbid vbid) {
   // Promoted here since (or made dead): not streamed from this node.
   if (options_.bucket->vbuckets().at(vbid).state() != vbucket::VBucketState::kReplica) return;
-  const vbucket::Seqno start = options_.bucket->vbuckets().at(vbid).highSeqno();
+  const vbucket::VBucket& vb = options_.bucket->vbuckets().at(vbid);
+  const vbucket::Seqno start = vb.highSeqno();
   const uint32_t stream_opaque = kStreamOpaqueBase + vbid;
   awaiting_[stream_opaque] = absl::StrCat("DCP_STREAM_REQ vbucket ", vbid, " from ", start);
+  // The history it holds (its failover table, its active's when it last
+  // streamed), and the snapshot as whole up to its high seqno.
   protocol::appendStreamRequest(out, {.opaque = stream_opaque,
                                       .vbucket = vbid,
                                       .start_seqno = start,
+                                      .vbucket_uuid = vb.failovers().latestUuid(),
                                       .snap_start_seqno = start,
                                       .snap_end_seqno = start});
 }
@@ -204,26 +208,25 @@ bool ReplicationClient::handleResponse(const protocol::Packet& packet) {
   // A CLOSE_STREAM may cross the producer's own STREAM_END: either way the
   // stream is gone.
   if (packet.header.opcode == protocol::Opcode::kDcpCloseStream) return true;
-  if (status != protocol::Status::kSuccess) {
-    std::string detail(packet.value);
-    if (status == protocol::Status::kRollback && packet.value.size() == 8) {
-      detail = absl::StrCat("roll back to seqno ", protocol::wire::load64(packet.value, 0),
-                            " (a replica's rollback is not implemented: the vbucket keeps what "
-                            "it holds and asks again)");
-    }
+  const bool rollback = status == protocol::Status::kRollback &&
+                        packet.header.opcode == protocol::Opcode::kDcpStreamReq &&
+                        packet.value.size() == 8;
+  if (rollback) {
+    rollbacks_.fetch_add(1, std::memory_order_relaxed);
+    logLine(absl::StrCat(what, " refused by node '", options_.active.name, "': roll back to seqno ",
+                         protocol::wire::load64(packet.value, 0),
+                         " (this replica's history diverged from the active's; an in-memory "
+                         "vbucket cannot roll back here yet, so it keeps what it holds and is not "
+                         "streamed on this connection)"));
+  } else if (status != protocol::Status::kSuccess) {
+    const std::string detail(packet.value);
     fail(absl::StrCat(what, " refused by node '", options_.active.name,
                       "': ", std::string(protocol::toString(status)), " ", detail));
     return false;
-  }
-  if (packet.header.opcode == protocol::Opcode::kDcpStreamReq) {
-    const auto vbid = static_cast<vbucket::Vbid>(opaque - kStreamOpaqueBase);
-    durability::PassiveDurabilityMonitor& monitor =
-        options_.bucket->durability().passiveMonitor(vbid);
-    streams_[vbid] =
-        std::make_unique<dcp::PassiveStream>(options_.bucket->vbuckets().at(vbid), monitor);
-    streams_open_.store(streams_.size(), std::memory_order_relaxed);
-    // The HPS this replica already holds: the active counts it at once.
-    if (const vbucket::Seqno hps = monitor.highPreparedSeqno(); hps > 0) sendAck(vbid, hps);
+  } else if (packet.header.opcode == protocol::Opcode::kDcpStreamReq &&
+             !acceptStream(static_cast<vbucket::Vbid>(opaque - kStreamOpaqueBase), what,
+                           packet.value)) {
+    return false;
   }
   if (awaiting_.empty() && !streaming_) {
     streaming_ = true;
@@ -232,6 +235,31 @@ bool ReplicationClient::handleResponse(const protocol::Packet& packet) {
                          options_.active.name, "': ", streams_.size(), " vbucket stream(s)"));
     last_failure_.clear();
   }
+  return true;
+}
+
+bool ReplicationClient::acceptStream(vbucket::Vbid vbid, const std::string& what,
+                                     std::string_view failover_log) {
+  // The active's history becomes this replica's (kv_engine's PassiveStream
+  // replaces its failover table with the one the answer carries).
+  absl::StatusOr<std::vector<protocol::FailoverEntry>> log =
+      protocol::decodeFailoverLog(failover_log);
+  if (!log.ok() || log->empty()) {
+    fail(absl::StrCat(what, ": node '", options_.active.name,
+                      "' answered with no failover log it can read (",
+                      log.ok() ? "empty" : std::string(log.status().message()), ")"));
+    return false;
+  }
+  std::vector<vbucket::FailoverEntry> entries;
+  for (const protocol::FailoverEntry& e : *log) entries.push_back({e.vbucket_uuid, e.seqno});
+  options_.bucket->vbuckets().at(vbid).failovers().replace(entries);
+  durability::PassiveDurabilityMonitor& monitor =
+      options_.bucket->durability().passiveMonitor(vbid);
+  streams_[vbid] =
+      std::make_unique<dcp::PassiveStream>(options_.bucket->vbuckets().at(vbid), monitor);
+  streams_open_.store(streams_.size(), std::memory_order_relaxed);
+  // The HPS this replica already holds: the active counts it at once.
+  if (const vbucket::Seqno hps = monitor.highPreparedSeqno(); hps > 0) sendAck(vbid, hps);
   return true;
 }
 

@@ -22,9 +22,13 @@
 // message that does not decode or does not apply in order: logged with the
 // reason, the connection is closed, and it is opened again after a backoff
 // (100 ms doubling to 2 s; reset once streaming), each stream resuming from
-// what its vbucket holds. A refused stream (Rollback: the replica holds what
-// the active does not, which needs a rollback this node cannot make yet) is
-// logged and retried the same way. A vbucket that stops being a replica here
+// what its vbucket holds. Each STREAM_REQ carries the vbucket's failover
+// uuid (its active's history, adopted from the last accepted stream's
+// failover log). A stream the active answers Rollback (the replica holds a
+// history the active's failover table does not vouch for) is logged with
+// the seqno and not asked for again on this connection — the vbucket keeps
+// what it holds, as this node cannot roll an in-memory vbucket back yet —
+// while the connection's other streams go on. A vbucket that stops being a replica here
 // (promoted) has its stream closed (DCP_CLOSE_STREAM) and is not asked for
 // again.
 //
@@ -89,6 +93,9 @@ class ReplicationClient final : public std::enable_shared_from_this<ReplicationC
   uint64_t connects() const noexcept { return connects_.load(std::memory_order_relaxed); }
   uint64_t itemsReceived() const noexcept { return items_.load(std::memory_order_relaxed); }
   uint64_t acksSent() const noexcept { return acks_.load(std::memory_order_relaxed); }
+  // Stream requests the active answered Rollback (this replica's history
+  // diverged from the active's; see the file comment).
+  uint64_t rollbacksRefused() const noexcept { return rollbacks_.load(std::memory_order_relaxed); }
   size_t streamsOpen() const noexcept { return streams_open_.load(std::memory_order_relaxed); }
 
  private:
@@ -103,6 +110,9 @@ class ReplicationClient final : public std::enable_shared_from_this<ReplicationC
   void onRead(const boost::system::error_code& error, size_t bytes);
   // False when it failed the connection.
   bool handlePacket(const protocol::Packet& packet);
+  // A STREAM_REQ of `vbid` was accepted with `failover_log`: adopts the log
+  // and opens the passive stream. False (after fail()) for a log it cannot read.
+  bool acceptStream(vbucket::Vbid vbid, const std::string& what, std::string_view failover_log);
   bool handleResponse(const protocol::Packet& packet);
   bool handleStreamMessage(const protocol::Packet& packet);
   void sendAck(vbucket::Vbid vbid, vbucket::Seqno hps);
@@ -139,6 +149,7 @@ class ReplicationClient final : public std::enable_shared_from_this<ReplicationC
   std::atomic<uint64_t> connects_{0};
   std::atomic<uint64_t> items_{0};
   std::atomic<uint64_t> acks_{0};
+  std::atomic<uint64_t> rollbacks_{0};
   std::atomic<size_t> streams_open_{0};
 };
 

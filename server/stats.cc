@@ -54,19 +54,21 @@ StatList generalStats(const ServerContext& context) {
         absl::StrCat(context.io_thread_connections[i].load(std::memory_order_relaxed)));
   }
   // A cluster node's replica side: its DCP connections to the active nodes.
-  uint64_t connects = 0, streams = 0, items = 0, acks = 0;
+  uint64_t connects = 0, streams = 0, items = 0, acks = 0, rollbacks = 0;
   base::MutexLock lock(context.replication_mutex);
   for (const auto& client : context.replication) {
     connects += client->connects();
     streams += client->streamsOpen();
     items += client->itemsReceived();
     acks += client->acksSent();
+    rollbacks += client->rollbacksRefused();
   }
   stats.emplace_back("replication_connections", absl::StrCat(context.replication.size()));
   stats.emplace_back("replication_connects", absl::StrCat(connects));
   stats.emplace_back("replication_streams", absl::StrCat(streams));
   stats.emplace_back("replication_items_received", absl::StrCat(items));
   stats.emplace_back("replication_acks_sent", absl::StrCat(acks));
+  stats.emplace_back("replication_rollbacks_refused", absl::StrCat(rollbacks));
   return stats;
 }
 

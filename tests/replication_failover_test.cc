@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -88,6 +89,10 @@ class ReplicationFailoverTest : public ::testing::Test {
     return r.ok() && r->status == Status::kSuccess ? std::string(r->value) : "";
   }
 
+  // Longer than the replication client's longest reconnect backoff (2 s): a
+  // connection torn down meanwhile would have been opened again.
+  static constexpr std::chrono::milliseconds kPastTheLongestBackoff{2500};
+
   ServerProcess n1_;
   ServerProcess n2_;
   ServerProcess n3_;
@@ -156,6 +161,44 @@ TEST_F(ReplicationFailoverTest, PromotesTheReplicaFurthestAheadAndItCommitsWhatI
   auto next = c.set(0, "after", "failover", durable(10000));
   ASSERT_TRUE(next.ok()) << next.status();
   EXPECT_EQ(next->status, Status::kSuccess) << next->errorContext();
+}
+
+// A replica ahead of the node promoted instead (n3 holds a write n1 made
+// while n2 was down; n2 restarted empty and is made active by hand): the
+// new active's failover table does not have the history n3 asks to resume,
+// so it answers Rollback to 0 — and n3's other stream on that connection
+// goes on.
+TEST_F(ReplicationFailoverTest, AReplicaWhoseHistoryDivergedIsToldToRollBack) {
+  protocol::Client a = n1_.connect();
+  protocol::Client c = n3_.connect();
+  n2_.signal(SIGKILL);
+  EXPECT_EQ(n2_.wait(), -SIGKILL);
+  ASSERT_EQ(a.set(0, "only-on-n1-and-n3", "x").value().status, Status::kSuccess);
+  ASSERT_TRUE(eventually([&] { return replicaValue(c, 0, "only-on-n1-and-n3") == "x"; }));
+  n1_.signal(SIGKILL);
+  EXPECT_EQ(n1_.wait(), -SIGKILL);
+  std::filesystem::remove(n2_.portFile());
+  ASSERT_TRUE(n2_.start(config(), {"--node", "n2"}));
+  protocol::Client b = n2_.connect();
+  const std::string chain = R"({"topology": [["n2", "n3", null]]})";
+  ASSERT_EQ(b.setVbucketState(0, protocol::VbucketState::kActive, chain).value().status,
+            Status::kSuccess);
+  ASSERT_EQ(c.setVbucketState(0, protocol::VbucketState::kReplica, chain).value().status,
+            Status::kSuccess);
+  ASSERT_TRUE(eventually([&] { return statValue(c, "", "replication_rollbacks_refused") >= 1; }))
+      << n3_.stderrText();
+  EXPECT_THAT(n3_.stderrText(), HasSubstr("roll back to seqno 0"));
+  EXPECT_THAT(n2_.stderrText(), HasSubstr("is not in the failover table"));
+  // n3's stream of vbucket 1 (active on n2) on the same connection goes on:
+  // a durable write there commits with n3's ack, and the connection is not
+  // torn down and opened again.
+  const int64_t connects = statValue(c, "", "replication_connects");
+  auto durable_write = b.set(1, "vb1", "still-replicated", durable(10000));
+  ASSERT_TRUE(durable_write.ok()) << durable_write.status();
+  EXPECT_EQ(durable_write->status, Status::kSuccess) << durable_write->errorContext();
+  EXPECT_EQ(replicaValue(c, 1, "vb1"), "still-replicated");
+  std::this_thread::sleep_for(kPastTheLongestBackoff);
+  EXPECT_EQ(statValue(c, "", "replication_connects"), connects) << n3_.stderrText();
 }
 
 TEST_F(ReplicationFailoverTest, RefusesWhileASurvivorCannotBeAskedAndChangesNothing) {

@@ -40,6 +40,7 @@
 
 #include "base/mutex.h"
 #include "vbucket/checkpoint_manager.h"
+#include "vbucket/failover_table.h"
 #include "vbucket/hash_table.h"
 #include "vbucket/vbucket_state.h"
 
@@ -76,6 +77,11 @@ class VBucket {
   // The seqno of the last item queued in this vbucket (0 before the first).
   Seqno highSeqno() const noexcept { return checkpoints_.highSeqno(); }
 
+  // Its history of writers (failover_table.h): empty until the owner seeds
+  // it; this layer never changes it.
+  FailoverTable& failovers() noexcept { return failovers_; }
+  const FailoverTable& failovers() const noexcept { return failovers_; }
+
  private:
   bool onNotifyingThread() const noexcept;
 
@@ -94,6 +100,7 @@ class VBucket {
 
   HashTable hash_table_;
   CheckpointManager checkpoints_;
+  FailoverTable failovers_;
 };
 
 }  // namespace syncwrite::vbucket

@@ -4,7 +4,8 @@
 // vbucket's chain is set first; a replica made active with one is promoted
 // (BucketDurability::promote: the prepares it held are re-committed, never
 // timed out); a replica of a cluster whose chain names another active
-// streams from that node from then on (ServerContext::replicate_from).
+// streams from that node from then on (ServerContext::replicate_from). A
+// vbucket that becomes active adds a failover-log entry (Bucket::startNewHistory).
 #include <optional>
 #include <string>
 #include <utility>
@@ -84,8 +85,14 @@ Disposition setVbucket(CommandContext& context) {
     topology = std::move(*parsed);
   }
   const vbucket::VBucketState state = vbucketStateFor(request.vbucket_state);
+  // A vbucket that becomes active starts a history of its own (its failover
+  // table's new entry), at its high seqno before anything it commits.
+  const bool becomes_active =
+      state == vbucket::VBucketState::kActive && vb->state() != vbucket::VBucketState::kActive;
   if (topology && state == vbucket::VBucketState::kActive &&
       vb->state() == vbucket::VBucketState::kReplica) {
+    // (promote() refuses a topology whose active is another node.)
+    if (topology->active() == context.server.node_name) bucket->startNewHistory(request.vbucket);
     absl::StatusOr<size_t> taken =
         bucket->durability().promote(request.vbucket, context.server.node_name, *topology);
     if (!taken.ok()) {
@@ -104,6 +111,7 @@ Disposition setVbucket(CommandContext& context) {
                          topology->contains(me);
     const std::string new_active = repoint ? topology->active() : std::string();
     if (topology) bucket->durability().setTopology(request.vbucket, std::move(*topology));
+    if (becomes_active) bucket->startNewHistory(request.vbucket);
     // Listeners run here: leaving active answers the vbucket's SyncWrites ambiguous.
     vb->setState(state);
     if (repoint) context.server.replicate_from(*bucket, request.vbucket, new_active);

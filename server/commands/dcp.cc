@@ -16,6 +16,7 @@
 
 #include "server/commands/families.h"
 #include "server/dcp_producer.h"
+#include "server/log.h"
 #include "server/protocol/byte_order.h"
 #include "server/protocol/command_values.h"
 #include "server/protocol/dcp_messages.h"
@@ -98,8 +99,13 @@ Disposition streamRequest(CommandContext& context) {
   DcpProducer* producer = producerOf(context);
   if (producer == nullptr) return Disposition::kAnswered;
   const protocol::Request& request = context.request;
+  const protocol::Request::StreamRequest& asked = request.stream_request;
   const DcpProducer::StreamAnswer answer =
-      producer->streamRequest(request.vbucket, request.opaque, request.stream_request.start_seqno);
+      producer->streamRequest(request.vbucket, request.opaque,
+                              {.start_seqno = asked.start_seqno,
+                               .vbucket_uuid = asked.vbucket_uuid,
+                               .snap_start_seqno = asked.snap_start_seqno,
+                               .snap_end_seqno = asked.snap_end_seqno});
   switch (answer.outcome) {
     case DcpProducer::StreamAnswer::Outcome::kNotMyVbucket:
       answerNotMyVbucket(context);
@@ -110,6 +116,10 @@ Disposition streamRequest(CommandContext& context) {
                                " already has a stream on this connection"));
       break;
     case DcpProducer::StreamAnswer::Outcome::kRollback: {
+      logLine(absl::StrCat("DCP \"", producer->consumer(), "\": vbucket ", request.vbucket,
+                           " from seqno ", asked.start_seqno, " (uuid ", asked.vbucket_uuid,
+                           ") must roll back to ", answer.rollback_seqno, ": ",
+                           answer.rollback_reason));
       std::string seqno;
       protocol::wire::append64(seqno, answer.rollback_seqno);
       protocol::appendResponse(context.out, {.opcode = request.opcode,
@@ -119,8 +129,11 @@ Disposition streamRequest(CommandContext& context) {
       break;
     }
     case DcpProducer::StreamAnswer::Outcome::kAccepted: {
-      const std::string log =
-          protocol::encodeFailoverLog({{producer->bucket().vbucketUuid(request.vbucket), 0}});
+      std::vector<protocol::FailoverEntry> entries;
+      for (const vbucket::FailoverEntry& e : answer.failover_log) {
+        entries.push_back({e.uuid, e.seqno});
+      }
+      const std::string log = protocol::encodeFailoverLog(entries);
       protocol::appendResponse(context.out, {.opcode = request.opcode,
                                              .status = Status::kSuccess,
                                              .opaque = request.opaque,
