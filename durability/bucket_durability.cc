@@ -377,6 +377,26 @@ Seqno BucketDurability::replicaHighPreparedSeqno(Vbid vbid) const {
   return it == d.passive.end() ? 0 : it->second->highPreparedSeqno();
 }
 
+absl::StatusOr<size_t> BucketDurability::resetReplica(Vbid vbid) {
+  Impl& d = *impl_;
+  if (vbid >= d.map.size()) {
+    return absl::InvalidArgumentError("resetReplica: vbucket " + std::to_string(vbid) +
+                                      " does not exist");
+  }
+  vbucket::VBucket& vb = d.map.at(vbid);
+  if (vb.state() != vbucket::VBucketState::kReplica) {
+    return absl::FailedPreconditionError("resetReplica: vbucket " + std::to_string(vbid) + " is " +
+                                         std::string(vbucket::toString(vb.state())) +
+                                         ", not a replica");
+  }
+  // The monitor first: its prepares hold blocks the log would free.
+  passiveMonitor(vbid).reset();
+  size_t dropped = 0;
+  for (const std::string& key : vb.hashTable().keys()) dropped += vb.hashTable().erase(key) ? 1 : 0;
+  vbucket::ExpelledItems removed = vb.checkpointManager().reset();
+  return dropped;
+}
+
 absl::StatusOr<size_t> BucketDurability::promote(Vbid vbid, const std::string& this_node,
                                                  ReplicationTopology topology) {
   Impl& d = *impl_;

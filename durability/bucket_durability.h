@@ -194,6 +194,15 @@ class BucketDurability {
   // another node (`this_node`) or past the map.
   absl::StatusOr<size_t> promote(Vbid vbid, const std::string& this_node,
                                  ReplicationTopology topology);
+  // Rolls replica vbucket `vbid` back to seqno 0, as kv_engine's ephemeral
+  // buckets roll back (EphemeralBucket::doRollback: the vbucket is reset, not
+  // rewound): its passive monitor, committed items and log are emptied, its
+  // high seqno becomes 0 and its cursors read from what is queued next, so a
+  // stream from 0 can refill it. Returns the items it dropped.
+  // FailedPrecondition, changing nothing, when `vbid` is not a replica here;
+  // InvalidArgument past the map. O(items). Readers racing it may still see
+  // an item it is dropping.
+  absl::StatusOr<size_t> resetReplica(Vbid vbid);
   // True while `key` in `vbid` has a prepare a promotion took over that has
   // not committed or aborted yet: a read answers SyncWriteReCommitInProgress.
   // One atomic load while no promotion's prepare is pending in the bucket.

@@ -88,9 +88,17 @@ std::optional<Seqno> PassiveDurabilityMonitor::snapshotReceived(Seqno end) {
 
 std::optional<Seqno> PassiveDurabilityMonitor::notifyLocalPersistence(Seqno persisted) {
   base::MutexLock lock(mutex_);
+  if (persisted > vb_.highSeqno()) return std::nullopt;
   if (persisted > persisted_) persisted_ = persisted;
   if (!advanceLocked()) return std::nullopt;
   return hps_;
+}
+
+void PassiveDurabilityMonitor::reset() {
+  std::deque<PassivePrepare> dropped;  // freed after the lock
+  base::MutexLock lock(mutex_);
+  dropped.swap(tracked_);
+  hps_ = hcs_ = received_ = persisted_ = 0;
 }
 
 bool PassiveDurabilityMonitor::advanceLocked() {

@@ -87,8 +87,13 @@ class PassiveDurabilityMonitor {
   std::optional<Seqno> snapshotReceived(Seqno end);
 
   // This node persisted the vbucket up to `persisted`. Returns the HPS when
-  // it moved.
+  // it moved. A report above the vbucket's high seqno is ignored: it was
+  // read before a reset() and names items the vbucket no longer has.
   std::optional<Seqno> notifyLocalPersistence(Seqno persisted);
+
+  // Forgets everything (a rollback to 0): no prepare tracked, HPS, HCS, the
+  // received and persisted seqnos 0.
+  void reset();
 
   Seqno highPreparedSeqno() const;
   Seqno highCompletedSeqno() const;

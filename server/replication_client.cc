@@ -212,12 +212,8 @@ bool ReplicationClient::handleResponse(const protocol::Packet& packet) {
                         packet.header.opcode == protocol::Opcode::kDcpStreamReq &&
                         packet.value.size() == 8;
   if (rollback) {
-    rollbacks_.fetch_add(1, std::memory_order_relaxed);
-    logLine(absl::StrCat(what, " refused by node '", options_.active.name, "': roll back to seqno ",
-                         protocol::wire::load64(packet.value, 0),
-                         " (this replica's history diverged from the active's; an in-memory "
-                         "vbucket cannot roll back here yet, so it keeps what it holds and is not "
-                         "streamed on this connection)"));
+    rollBack(static_cast<vbucket::Vbid>(opaque - kStreamOpaqueBase), what,
+             protocol::wire::load64(packet.value, 0));
   } else if (status != protocol::Status::kSuccess) {
     const std::string detail(packet.value);
     fail(absl::StrCat(what, " refused by node '", options_.active.name,
@@ -236,6 +232,25 @@ bool ReplicationClient::handleResponse(const protocol::Packet& packet) {
     last_failure_.clear();
   }
   return true;
+}
+
+void ReplicationClient::rollBack(vbucket::Vbid vbid, const std::string& what, vbucket::Seqno to) {
+  rollbacks_.fetch_add(1, std::memory_order_relaxed);
+  const absl::StatusOr<size_t> dropped = options_.bucket->durability().resetReplica(vbid);
+  if (!dropped.ok()) {
+    // Promoted or made dead meanwhile: not streamed from this node any more.
+    logLine(absl::StrCat(what, ": node '", options_.active.name, "' answered roll back to seqno ",
+                         to, "; not rolled back: ", std::string(dropped.status().message())));
+    return;
+  }
+  // In memory, as kv_engine's ephemeral buckets: to 0, whatever seqno was named.
+  logLine(absl::StrCat(what, ": node '", options_.active.name, "' answered roll back to seqno ", to,
+                       " (this replica's history diverged from the active's): vbucket ", vbid,
+                       " rolled back to seqno 0, ", *dropped,
+                       " item(s) dropped; streaming it again"));
+  std::string out;
+  appendStreamRequest(out, vbid);
+  send(out);
 }
 
 bool ReplicationClient::acceptStream(vbucket::Vbid vbid, const std::string& what,

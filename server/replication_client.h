@@ -25,10 +25,10 @@
 // what its vbucket holds. Each STREAM_REQ carries the vbucket's failover
 // uuid (its active's history, adopted from the last accepted stream's
 // failover log). A stream the active answers Rollback (the replica holds a
-// history the active's failover table does not vouch for) is logged with
-// the seqno and not asked for again on this connection — the vbucket keeps
-// what it holds, as this node cannot roll an in-memory vbucket back yet —
-// while the connection's other streams go on. A vbucket that stops being a replica here
+// history the active's failover table does not vouch for) rolls its vbucket
+// back to 0, as kv_engine's ephemeral buckets do
+// (BucketDurability::resetReplica), and is asked for again from 0, while the
+// connection's other streams go on. A vbucket that stops being a replica here
 // (promoted) has its stream closed (DCP_CLOSE_STREAM) and is not asked for
 // again.
 //
@@ -95,7 +95,7 @@ class ReplicationClient final : public std::enable_shared_from_this<ReplicationC
   uint64_t acksSent() const noexcept { return acks_.load(std::memory_order_relaxed); }
   // Stream requests the active answered Rollback (this replica's history
   // diverged from the active's; see the file comment).
-  uint64_t rollbacksRefused() const noexcept { return rollbacks_.load(std::memory_order_relaxed); }
+  uint64_t rollbacks() const noexcept { return rollbacks_.load(std::memory_order_relaxed); }
   size_t streamsOpen() const noexcept { return streams_open_.load(std::memory_order_relaxed); }
 
  private:
@@ -110,6 +110,9 @@ class ReplicationClient final : public std::enable_shared_from_this<ReplicationC
   void onRead(const boost::system::error_code& error, size_t bytes);
   // False when it failed the connection.
   bool handlePacket(const protocol::Packet& packet);
+  // The active answered `vbid`'s STREAM_REQ Rollback to `to`: resets the
+  // replica vbucket and asks again from 0.
+  void rollBack(vbucket::Vbid vbid, const std::string& what, vbucket::Seqno to);
   // A STREAM_REQ of `vbid` was accepted with `failover_log`: adopts the log
   // and opens the passive stream. False (after fail()) for a log it cannot read.
   bool acceptStream(vbucket::Vbid vbid, const std::string& what, std::string_view failover_log);

@@ -61,14 +61,14 @@ StatList generalStats(const ServerContext& context) {
     streams += client->streamsOpen();
     items += client->itemsReceived();
     acks += client->acksSent();
-    rollbacks += client->rollbacksRefused();
+    rollbacks += client->rollbacks();
   }
   stats.emplace_back("replication_connections", absl::StrCat(context.replication.size()));
   stats.emplace_back("replication_connects", absl::StrCat(connects));
   stats.emplace_back("replication_streams", absl::StrCat(streams));
   stats.emplace_back("replication_items_received", absl::StrCat(items));
   stats.emplace_back("replication_acks_sent", absl::StrCat(acks));
-  stats.emplace_back("replication_rollbacks_refused", absl::StrCat(rollbacks));
+  stats.emplace_back("replication_rollbacks", absl::StrCat(rollbacks));
   return stats;
 }
 

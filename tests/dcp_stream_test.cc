@@ -283,5 +283,36 @@ TEST_F(DcpStreamTest, TheMonitorCompletesPreparesInSeqnoOrderOnly) {
   EXPECT_EQ(replicaValue("y"), "2");
 }
 
+TEST_F(DcpStreamTest, AResetReplicaHoldsNothingAndIsFilledAgainFromZero) {
+  open();
+  writePlain("old", "1");
+  ASSERT_EQ(write("pending", "2", Level::kPersistToMajority).status, WriteStatus::kPending);
+  pump();
+  durability::PassiveDurabilityMonitor& pdm = replica_->passiveMonitor(0);
+  ASSERT_EQ(pdm.numTracked(), 1u);
+  ASSERT_EQ(replicaValue("old"), "1");
+  // Only a replica rolls back.
+  EXPECT_EQ(active_->resetReplica(0).status().code(), absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<size_t> dropped = replica_->resetReplica(0);
+  ASSERT_TRUE(dropped.ok()) << dropped.status();
+  EXPECT_EQ(*dropped, 1u);
+  EXPECT_EQ(replicaValue("old"), "<absent>");
+  EXPECT_EQ(replica_map_->at(0).highSeqno(), 0u);
+  EXPECT_EQ(pdm.numTracked(), 0u);
+  EXPECT_EQ(pdm.highPreparedSeqno(), 0u);
+  // A persistence report read before the reset names seqnos the vbucket no
+  // longer has: it moves nothing.
+  EXPECT_EQ(pdm.notifyLocalPersistence(2), std::nullopt);
+  EXPECT_EQ(pdm.persistedSeqno(), 0u);
+  // A new stream from 0 fills it again, the prepare included.
+  stream_.reset();
+  passive_ = std::make_unique<PassiveStream>(replica_map_->at(0), pdm);
+  open();
+  pump();
+  EXPECT_EQ(replicaValue("old"), "1");
+  EXPECT_EQ(replica_map_->at(0).highSeqno(), 2u);
+  EXPECT_EQ(pdm.numTracked(), 1u);
+}
+
 }  // namespace
 }  // namespace syncwrite::dcp

@@ -166,9 +166,10 @@ TEST_F(ReplicationFailoverTest, PromotesTheReplicaFurthestAheadAndItCommitsWhatI
 // A replica ahead of the node promoted instead (n3 holds a write n1 made
 // while n2 was down; n2 restarted empty and is made active by hand): the
 // new active's failover table does not have the history n3 asks to resume,
-// so it answers Rollback to 0 — and n3's other stream on that connection
-// goes on.
-TEST_F(ReplicationFailoverTest, AReplicaWhoseHistoryDivergedIsToldToRollBack) {
+// so it answers Rollback to 0; n3 rolls the vbucket back to 0 (what an
+// in-memory kv_engine bucket does), streams it again from n2 and acks the
+// new chain's writes — and its other stream on that connection goes on.
+TEST_F(ReplicationFailoverTest, AReplicaWhoseHistoryDivergedRollsBackAndStreamsAgain) {
   protocol::Client a = n1_.connect();
   protocol::Client c = n3_.connect();
   n2_.signal(SIGKILL);
@@ -185,18 +186,25 @@ TEST_F(ReplicationFailoverTest, AReplicaWhoseHistoryDivergedIsToldToRollBack) {
             Status::kSuccess);
   ASSERT_EQ(c.setVbucketState(0, protocol::VbucketState::kReplica, chain).value().status,
             Status::kSuccess);
-  ASSERT_TRUE(eventually([&] { return statValue(c, "", "replication_rollbacks_refused") >= 1; }))
+  ASSERT_TRUE(eventually([&] { return statValue(c, "", "replication_rollbacks") >= 1; }))
       << n3_.stderrText();
-  EXPECT_THAT(n3_.stderrText(), HasSubstr("roll back to seqno 0"));
   EXPECT_THAT(n2_.stderrText(), HasSubstr("is not in the failover table"));
-  // n3's stream of vbucket 1 (active on n2) on the same connection goes on:
-  // a durable write there commits with n3's ack, and the connection is not
-  // torn down and opened again.
+  EXPECT_THAT(n3_.stderrText(), HasSubstr("rolled back to seqno 0, 1 item(s) dropped"));
+  // What only the old history had is gone from n3; the new chain's durable
+  // writes commit with n3's ack (n2 and n3 are its majority).
+  auto gone = call(c, {.opcode = Opcode::kGetReplica, .vbucket = 0, .key = "only-on-n1-and-n3"});
+  ASSERT_TRUE(gone.ok());
+  EXPECT_EQ(gone->status, Status::kKeyNotFound);
+  auto on_new_history = b.set(0, "new-history", "y", durable(10000));
+  ASSERT_TRUE(on_new_history.ok()) << on_new_history.status();
+  EXPECT_EQ(on_new_history->status, Status::kSuccess) << on_new_history->errorContext();
+  EXPECT_TRUE(eventually([&] { return replicaValue(c, 0, "new-history") == "y"; }));
+  // n3's stream of vbucket 1 (active on n2) on the same connection went on,
+  // and the connection was not torn down and opened again.
   const int64_t connects = statValue(c, "", "replication_connects");
-  auto durable_write = b.set(1, "vb1", "still-replicated", durable(10000));
-  ASSERT_TRUE(durable_write.ok()) << durable_write.status();
-  EXPECT_EQ(durable_write->status, Status::kSuccess) << durable_write->errorContext();
-  EXPECT_EQ(replicaValue(c, 1, "vb1"), "still-replicated");
+  auto vb1 = b.set(1, "vb1", "still-replicated", durable(10000));
+  ASSERT_TRUE(vb1.ok()) << vb1.status();
+  EXPECT_EQ(vb1->status, Status::kSuccess) << vb1->errorContext();
   std::this_thread::sleep_for(kPastTheLongestBackoff);
   EXPECT_EQ(statValue(c, "", "replication_connects"), connects) << n3_.stderrText();
 }

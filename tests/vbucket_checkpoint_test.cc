@@ -517,3 +517,32 @@ TEST(CheckpointManager, ConcurrentReadersWritersAndExpel) {
 
 }  // namespace
 }  // namespace syncwrite::vbucket
+
+namespace syncwrite::vbucket {
+namespace {
+
+TEST(CheckpointManager, ResetEmptiesTheLogAndStartsEveryCursorAndSeqnoAgain) {
+  BucketMemory memory;
+  CheckpointManager m(CheckpointOptions{.max_items_per_checkpoint = 2, .memory = &memory});
+  ASSERT_TRUE(m.registerCursor("slow"));
+  ASSERT_TRUE(m.registerCursor("fast"));
+  queueN(m, 5);  // three checkpoints
+  ASSERT_EQ(m.readItems("fast").size(), 5u);
+  CheckpointManager::CursorHandle handle = m.cursorHandle("slow");
+  ExpelledItems removed = m.reset();
+  EXPECT_EQ(m.highSeqno(), 0u);
+  EXPECT_EQ(seqnosOf(removed), range(1, 5));
+  EXPECT_EQ(memory.checkpointBytes(), 0) << "the removed checkpoints are uncharged";
+  removed.release();
+  EXPECT_EQ(memory.itemBytes(), 0) << "their items are freed with them";
+  // Both cursors read what is queued next, from seqno 1, and neither sees
+  // what the reset removed; the handle still works.
+  queueN(m, 2);
+  EXPECT_THAT(seqnosOf(m.readItems("slow")), ElementsAre(1, 2));
+  EXPECT_THAT(seqnosOf(m.readItems("fast")), ElementsAre(1, 2));
+  EXPECT_EQ(m.passAll(handle, 10).items, 0u);
+  EXPECT_EQ(m.stats().num_checkpoints, 1u);
+}
+
+}  // namespace
+}  // namespace syncwrite::vbucket

@@ -449,6 +449,28 @@ void CheckpointManager::removeUnreferencedCheckpoints(ExpelledItems& out) {
   }
 }
 
+ExpelledItems CheckpointManager::reset() {
+  ExpelledItems out;
+  {
+    base::MutexLock lock(mutex_);
+    openCheckpointLocked();
+    const auto fresh = std::prev(checkpoints_.end());
+    for (Cursor* cursor = first_cursor_; cursor != nullptr; cursor = cursor->next_listed) {
+      cursor->checkpoint->removeCursor();
+      cursor->checkpoint = fresh;
+      fresh->addCursor();
+      cursor->position = fresh->sentinel();
+      cursor->passed = fresh->numExpelled();
+    }
+    removeUnreferencedCheckpoints(out);
+    high_seqno_.store(0, std::memory_order_release);
+  }
+  if (options_.memory != nullptr && !out.empty()) {
+    options_.memory->addCheckpointBytes(-static_cast<int64_t>(out.bytes()));
+  }
+  return out;
+}
+
 ExpelledItems CheckpointManager::extractItemsToExpel(ExpelMethod method) {
   ExpelledItems out = extractLocked(method);
   if (options_.memory != nullptr && !out.empty()) {
