@@ -143,6 +143,9 @@ TEST_F(ReplicationFailoverTest, PromotesTheReplicaFurthestAheadAndItCommitsWhatI
   EXPECT_EQ(detail(b, 0, ""), "replica");
   // The inherited prepare waits for the new chain, never for a timeout.
   EXPECT_EQ(c.get(0, "pending").value().status, Status::kSyncWriteReCommitInProgress);
+  auto meta = call(c, {.opcode = Opcode::kGetMeta, .vbucket = 0, .key = "pending"});
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(meta->status, Status::kSyncWriteReCommitInProgress);
   testing::setParam(c, "simulated_flusher_paused", "false");
   EXPECT_TRUE(eventually([&] {
     auto r = c.get(0, "pending");

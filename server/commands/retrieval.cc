@@ -60,16 +60,22 @@ void answerValue(CommandContext& context, const vbucket::Item& item, uint64_t ca
                                          .value = item.value()});
 }
 
+// True, having answered SyncWriteReCommitInProgress, while a promoted
+// replica's prepare of the key awaits its new majority: its value may or may
+// not be the committed one yet (kv_engine's PreparedMaybeVisible, which
+// VBucket::getInternal and getMetaData answer so; TOUCH and GAT meet the
+// pending write as SyncWriteInProgress, as kv_engine's getAndUpdateTtl).
+bool answeredReCommitting(CommandContext& context, const vbucket::VBucket& vb) {
+  if (!currentBucket(context)->durability().reCommitInProgress(vb.id(), context.request.key)) {
+    return false;
+  }
+  answerError(context, Status::kSyncWriteReCommitInProgress, {});
+  return true;
+}
+
 Disposition get(CommandContext& context) {
   vbucket::VBucket* vb = activeVbucket(context);
-  if (vb == nullptr) return Disposition::kAnswered;
-  if (currentBucket(context)->durability().reCommitInProgress(vb->id(), context.request.key)) {
-    // A promoted replica's prepare of the key awaits its new majority: its
-    // value may or may not be the committed one yet (kv_engine's
-    // PreparedMaybeVisible).
-    answerError(context, Status::kSyncWriteReCommitInProgress, {});
-    return Disposition::kAnswered;
-  }
+  if (vb == nullptr || answeredReCommitting(context, *vb)) return Disposition::kAnswered;
   vbucket::QueuedItem item = liveItem(context, *vb, unixNow());
   if (item != nullptr) answerValue(context, *item, item->cas);
   return Disposition::kAnswered;
@@ -99,7 +105,7 @@ Disposition getReplica(CommandContext& context) {
 // and with version 2 the datatype.
 Disposition getMeta(CommandContext& context) {
   vbucket::VBucket* vb = activeVbucket(context);
-  if (vb == nullptr) return Disposition::kAnswered;
+  if (vb == nullptr || answeredReCommitting(context, *vb)) return Disposition::kAnswered;
   vbucket::QueuedItem item = liveItem(context, *vb, unixNow());
   if (item == nullptr) return Disposition::kAnswered;
   std::string extras;
