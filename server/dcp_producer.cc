@@ -1,8 +1,7 @@
 #include "server/dcp_producer.h"
 
-#include <optional>
-
 #include <charconv>
+#include <optional>
 #include <utility>
 #include <vector>
 

@@ -95,6 +95,15 @@ TEST(CliArgsTest, ErrorsNameTheArgument) {
               HasSubstr("--vbucket: illegal value '70000'"));
   EXPECT_THAT(parseError({"get", "k", "--vbuckets", "0"}), HasSubstr("--vbuckets must be"));
   EXPECT_THAT(parseError({"set-vbucket", "x", "active"}), HasSubstr("VB must be a number"));
+  EXPECT_THAT(parseError({"failover", "n1"}), HasSubstr("failover needs --cluster FILE"));
+  EXPECT_THAT(parseError({"failover"}), HasSubstr("failover takes 1"));
+}
+
+TEST(CliArgsTest, FailoverNamesTheNodeAndTheClusterFile) {
+  const CliArgs args = parseOk({"failover", "n2", "--cluster", "/etc/cluster.json"});
+  EXPECT_EQ(args.command, Command::kFailover);
+  EXPECT_EQ(args.key, "n2");
+  EXPECT_EQ(args.cluster_file, "/etc/cluster.json");
 }
 
 TEST(CliArgsTest, EveryParseStartsFromTheDefaults) {
