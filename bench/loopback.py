@@ -1,8 +1,10 @@
 """Helpers the bench scripts share to run servers on loopback."""
 
+import json
 import os
 import platform
 import socket
+import subprocess
 import sys
 import time
 
@@ -27,6 +29,41 @@ def wait_for_port(port, process, what, seconds=10):
         except OSError:
             time.sleep(0.05)
     sys.exit(f"{what} did not listen on port {port} within {seconds} s")
+
+
+def start_cluster(bin_dir, workdir, names, buckets, what, top=None):
+    """Starts a cluster of syncwrite-servers on loopback, one per name of
+    `names`, from one file (workdir/cluster.json: `top`'s keys, the "cluster"
+    entry naming every node by a port file in workdir, and `buckets`), each
+    with --node NAME and its output in workdir/NAME.log. Returns
+    ({name: process}, {name: port}) once each listens; exits the script,
+    naming `what`, if one does not start. The caller stops the processes."""
+    config = dict(top or {})
+    config["cluster"] = {"nodes": {name: {"host": "127.0.0.1",
+                                          "port_file": os.path.join(workdir, name + ".port")}
+                                   for name in names}}
+    config["buckets"] = buckets
+    path = os.path.join(workdir, "cluster.json")
+    with open(path, "w") as f:
+        json.dump(config, f)
+    processes, ports = {}, {}
+    for name in names:
+        port_file = config["cluster"]["nodes"][name]["port_file"]
+        if os.path.exists(port_file):  # a previous run's, naming a port nobody listens on
+            os.remove(port_file)
+        with open(os.path.join(workdir, name + ".log"), "w") as log:
+            processes[name] = subprocess.Popen(
+                [os.path.join(bin_dir, "syncwrite-server"), "--config", path, "--node", name,
+                 "--port", "0", "--port-file", port_file], stdout=log, stderr=log)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(port_file):
+            if time.monotonic() > deadline or processes[name].poll() is not None:
+                sys.exit(f"{what}: {name} did not start (see {workdir})")
+            time.sleep(0.02)
+        with open(port_file) as f:
+            ports[name] = int(f.read())
+        wait_for_port(ports[name], processes[name], name)
+    return processes, ports
 
 
 def machine():

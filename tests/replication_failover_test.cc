@@ -38,17 +38,7 @@ class ReplicationFailoverTest : public ::testing::Test {
  protected:
   // Three nodes, two replicas: vbucket 0's chain is [n1, n2, n3], 1's
   // [n2, n3, n1], 2's [n3, n1, n2].
-  std::string config() const {
-    return R"({"users": {"Administrator": {"password": "password"}},
-      "cluster": {"replication_user": "Administrator", "nodes": {
-        "n1": {"host": "127.0.0.1", "port_file": ")" +
-           n1_.portFile().string() + R"("},
-        "n2": {"host": "127.0.0.1", "port_file": ")" +
-           n2_.portFile().string() + R"("},
-        "n3": {"host": "127.0.0.1", "port_file": ")" +
-           n3_.portFile().string() + R"("}}},
-      "buckets": {"default": {"num_replicas": 2, "max_vbuckets": 3}}})";
-  }
+  std::string config() const { return testing::clusterConfig({&n1_, &n2_, &n3_}, 2, 3); }
 
   void SetUp() override {
     for (ServerProcess* node : {&n1_, &n2_, &n3_}) {

@@ -33,15 +33,7 @@ constexpr uint16_t kOnN2 = 1;
 
 class ReplicationProcessTest : public ::testing::Test {
  protected:
-  std::string clusterConfig() const {
-    return R"({"users": {"Administrator": {"password": "password"}},
-      "cluster": {"replication_user": "Administrator", "nodes": {
-        "n1": {"host": "127.0.0.1", "port_file": ")" +
-           n1_.portFile().string() + R"("},
-        "n2": {"host": "127.0.0.1", "port_file": ")" +
-           n2_.portFile().string() + R"("}}},
-      "buckets": {"default": {"num_replicas": 1, "max_vbuckets": 4}}})";
-  }
+  std::string clusterConfig() const { return testing::clusterConfig({&n1_, &n2_}, 1, 4); }
 
   void startBoth() {
     ASSERT_TRUE(n1_.start(clusterConfig(), {"--node", "n1"}));
@@ -186,16 +178,7 @@ TEST_F(ReplicationProcessTest, APromotedReplicaReCommitsThePreparesItHeldAndRead
 // Three nodes, two replicas of each vbucket: vbucket 0's chain is [n1, n2, n3].
 TEST_F(ReplicationProcessTest, AfterTheActiveDiesTheNewChainReCommitsWhatItsReplicasHeld) {
   ServerProcess n3;
-  const std::string config =
-      R"({"users": {"Administrator": {"password": "password"}},
-      "cluster": {"replication_user": "Administrator", "nodes": {
-        "n1": {"host": "127.0.0.1", "port_file": ")" +
-      n1_.portFile().string() + R"("},
-        "n2": {"host": "127.0.0.1", "port_file": ")" +
-      n2_.portFile().string() + R"("},
-        "n3": {"host": "127.0.0.1", "port_file": ")" +
-      n3.portFile().string() + R"("}}},
-      "buckets": {"default": {"num_replicas": 2, "max_vbuckets": 3}}})";
+  const std::string config = testing::clusterConfig({&n1_, &n2_, &n3}, 2, 3);
   ASSERT_TRUE(n1_.start(config, {"--node", "n1"}));
   ASSERT_TRUE(n2_.start(config, {"--node", "n2"}));
   ASSERT_TRUE(n3.start(config, {"--node", "n3"}));

@@ -278,4 +278,25 @@ inline std::string silentReplicaConfig(std::string_view mode,
   return config;
 }
 
+// A cluster's configuration, the same file for every node: `nodes` named
+// n1, n2, ... in order, each found through its port file, the default user
+// as replication_user, and one bucket "default" of `max_vbuckets` vbuckets
+// with `num_replicas` replicas each (vbucket v's chain starts at node v mod
+// the node count).
+inline std::string clusterConfig(const std::vector<const ServerProcess*>& nodes, int num_replicas,
+                                 int max_vbuckets) {
+  std::string listed;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (i > 0) listed += ", ";
+    listed += "\"n" + std::to_string(i + 1) + R"(": {"host": "127.0.0.1", "port_file": ")" +
+              nodes[i]->portFile().string() + "\"}";
+  }
+  return R"({"users": {"Administrator": {"password": "password"}},
+      "cluster": {"replication_user": "Administrator", "nodes": {)" +
+         listed + R"(}},
+      "buckets": {"default": {"num_replicas": )" +
+         std::to_string(num_replicas) + R"(, "max_vbuckets": )" + std::to_string(max_vbuckets) +
+         "}}}";
+}
+
 }  // namespace syncwrite::server::testing

@@ -31,7 +31,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from loopback import machine, wait_for_port  # noqa: E402
+from loopback import machine, start_cluster  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -46,35 +46,6 @@ def cpu_seconds(pid):
 def rss_bytes(pid):
     with open(f"/proc/{pid}/statm") as f:
         return int(f.read().split()[1]) * PAGE
-
-
-def start_cluster(bin_dir, workdir):
-    ports = {}
-    config = {
-        "cluster": {"nodes": {name: {"host": "127.0.0.1",
-                                     "port_file": os.path.join(workdir, name + ".port")}
-                              for name in ("n1", "n2")}},
-        "buckets": {"default": {"num_replicas": 1, "max_vbuckets": 1}},
-    }
-    path = os.path.join(workdir, "cluster.json")
-    with open(path, "w") as f:
-        json.dump(config, f)
-    processes = {}
-    for name in ("n1", "n2"):
-        log = open(os.path.join(workdir, name + ".log"), "w")
-        port_file = config["cluster"]["nodes"][name]["port_file"]
-        processes[name] = subprocess.Popen(
-            [os.path.join(bin_dir, "syncwrite-server"), "--config", path, "--node", name,
-             "--port", "0", "--port-file", port_file], stdout=log, stderr=log)
-        deadline = time.monotonic() + 10
-        while not os.path.exists(port_file):
-            if time.monotonic() > deadline or processes[name].poll() is not None:
-                sys.exit(f"replication_pair: {name} did not start (see {workdir})")
-            time.sleep(0.02)
-        with open(port_file) as f:
-            ports[name] = int(f.read())
-        wait_for_port(ports[name], processes[name], name)
-    return processes, ports
 
 
 def high_seqno(port):
@@ -137,7 +108,9 @@ def main():
     durable = ["--op", "set", "--durability", "majority", "--durability-timeout-ms", "5000"]
     report = {"machine": machine(), "rounds": []}
     with tempfile.TemporaryDirectory() as workdir:
-        processes, ports = start_cluster(args.bin, workdir)
+        processes, ports = start_cluster(
+            args.bin, workdir, ("n1", "n2"), {"default": {"num_replicas": 1, "max_vbuckets": 1}},
+            "replication_pair")
         try:
             for _ in range(args.rounds):
                 report["rounds"].append({

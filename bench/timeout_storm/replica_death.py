@@ -30,7 +30,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from loopback import machine, wait_for_port  # noqa: E402
+from loopback import machine, start_cluster  # noqa: E402
 import storm  # noqa: E402
 from storm import cpu_seconds, durability_stats, in_flight, writers_args  # noqa: E402
 
@@ -46,40 +46,12 @@ def stat(bin_dir, port, name):
     return None
 
 
-def start_cluster(bin_dir, workdir, mode):
-    config = {
-        "max_connections": 4096,
-        "cluster": {"nodes": {name: {"host": "127.0.0.1",
-                                     "port_file": os.path.join(workdir, name + ".port")}
-                              for name in ("n1", "n2")}},
-        "buckets": {"storm": {"num_replicas": 1, "max_vbuckets": 1,
-                              "durability_timeout_mode": mode, "max_size": 8 << 30}},
-    }
-    path = os.path.join(workdir, "cluster.json")
-    with open(path, "w") as f:
-        json.dump(config, f)
-    processes, ports = {}, {}
-    for name in ("n1", "n2"):
-        port_file = config["cluster"]["nodes"][name]["port_file"]
-        if os.path.exists(port_file):
-            os.remove(port_file)
-        with open(os.path.join(workdir, name + ".log"), "w") as log:
-            processes[name] = subprocess.Popen(
-                [os.path.join(bin_dir, "syncwrite-server"), "--config", path, "--node", name,
-                 "--port", "0", "--port-file", port_file], stdout=log, stderr=log)
-        deadline = time.monotonic() + 10
-        while not os.path.exists(port_file):
-            if time.monotonic() > deadline or processes[name].poll() is not None:
-                sys.exit(f"replica_death: {name} did not start (see {workdir})")
-            time.sleep(0.02)
-        with open(port_file) as f:
-            ports[name] = int(f.read())
-        wait_for_port(ports[name], processes[name], name)
-    return processes, ports
-
-
 def run_one(bin_dir, n, mode, timeout_ms, workdir):
-    processes, ports = start_cluster(bin_dir, workdir, mode)
+    processes, ports = start_cluster(
+        bin_dir, workdir, ("n1", "n2"),
+        {"storm": {"num_replicas": 1, "max_vbuckets": 1, "durability_timeout_mode": mode,
+                   "max_size": 8 << 30}},
+        "replica_death", top={"max_connections": 4096})
     try:
         deadline = time.monotonic() + 10
         while stat(bin_dir, ports["n2"], "replication_streams") != "1":
@@ -115,16 +87,9 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir):
             if process.poll() is None:
                 process.terminate()
                 process.wait()
-    lat = report["latency_us"]
-    ambiguous = report["statuses"].get("0xa3", 0)
     return {
         "n": n, "mode": mode, "timeout_ms": timeout_ms,
-        "statuses": report["statuses"],
-        "not_ambiguous": report["ops"] - ambiguous,
-        "early": lat["min"] / 1000 < timeout_ms,
-        "late_ms": {k: (lat[k] / 1000 - timeout_ms) for k in ("p50", "p99", "max")},
-        "server_late_ms": {k: int(server_late.get(f"timeout_late_{k}_us", -1)) / 1000
-                           for k in ("p50", "p99", "max")},
+        **storm.timeout_answers(report, timeout_ms, server_late),
         "server_cpu_us_per_write": cpu * 1e6 / n,
         "resolve_cpu_us_per_write": ((cpu_before + cpu - cpu_pending) * 1e6 / n
                                      if cpu_pending is not None else None),

@@ -212,6 +212,28 @@ def wait_all_pending(bin_dir, port, n, writers, what):
         time.sleep(0.05)
 
 
+def timeout_answers(report, timeout_ms, server_late):
+    """What a timeout storm's answers say, from the writers' mcbp_load
+    `report` and the server's durability stats after it (`server_late`):
+    lateness as the client saw it (answer latency minus the timeout, an upper
+    bound) and as the server did (deadline to answer handed over), whether
+    any came early, and the statuses (all must be 0xa3 SyncWriteAmbiguous)."""
+    lat = report["latency_us"]
+    ambiguous = report["statuses"].get("0xa3", 0)
+    return {
+        "late_ms": {k: (lat[k] / 1000 - timeout_ms) for k in ("p50", "p99", "p99_9", "max")},
+        "fastest_answer_ms": lat["min"] / 1000,
+        # The send comes before the server's receipt: an answer sooner than
+        # the timeout after the send is early for certain.
+        "early": lat["min"] / 1000 < timeout_ms,
+        "statuses": report["statuses"],
+        "ambiguous": ambiguous,
+        "not_ambiguous": report["ops"] - ambiguous,
+        "server_late_ms": {k: int(server_late.get(f"timeout_late_{k}_us", -1)) / 1000
+                           for k in ("p50", "p99", "max")},
+    }
+
+
 def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
     config = {"buckets": {
         "storm": {"replicas": ["replica1"], "durability_timeout_mode": mode,
@@ -272,8 +294,6 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
     finally:
         server.terminate()
         server.wait()
-    lat = storm_report["latency_us"]
-    ambiguous = storm_report["statuses"].get("0xa3", 0)
     return {
         "n": n, "mode": mode, "timeout_ms": timeout_ms,
         "connections": connections, "depth": depth,
@@ -282,20 +302,11 @@ def run_one(bin_dir, n, mode, timeout_ms, workdir, with_bystander):
         "rss_per_pending_write_bytes": (peak_rss - rss_before) * 1024 / n if accepted_s else None,
         # The whole process with every write pending (issue 23: 1M in 400 MiB).
         "peak_rss_mib": peak_rss / 1024 if accepted_s else None,
-        "late_ms": {k: (lat[k] / 1000 - timeout_ms) for k in ("p50", "p99", "p99_9", "max")},
-        "fastest_answer_ms": lat["min"] / 1000,
-        # The send comes before the server's receipt: an answer sooner than
-        # the timeout after the send is early for certain.
-        "early": lat["min"] / 1000 < timeout_ms,
-        "statuses": storm_report["statuses"],
-        "ambiguous": ambiguous,
-        "not_ambiguous": storm_report["ops"] - ambiguous,
+        **timeout_answers(storm_report, timeout_ms, server_late),
         "server_cpu_us_per_write": storm_report.get("server_cpu_us_per_op"),
         # From the moment every write was pending to the last answer: the
         # timeouts alone (an upper bound: the prober's requests count too).
         "resolve_cpu_us_per_write": resolve_cpu * 1e6 / n if resolve_cpu is not None else None,
-        "server_late_ms": {k: int(server_late.get(f"timeout_late_{k}_us", -1)) / 1000
-                           for k in ("p50", "p99", "max")},
         "bystander_us": bystander_report["latency_us"] if bystander_report else None,
         "bystander_errors": bystander_report["errors"] if bystander_report else [],
         "bystander_window_covered": covered,
