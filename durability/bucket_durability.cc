@@ -25,13 +25,8 @@
 #include <utility>
 #include <vector>
 
-#include <absl/container/flat_hash_map.h>
-
-#include "base/mutex.h"
-#include "durability/active_durability_monitor.h"
-#include "durability/bucket_timeout_task.h"
+#include "durability/bucket_durability_impl.h"
 #include "durability/config_values.h"
-#include "durability/polling_timeout_task.h"
 
 namespace syncwrite::durability {
 
@@ -60,66 +55,6 @@ TimeoutMode modeOf(const config::Configuration& config) {
 }
 
 }  // namespace
-
-struct BucketDurability::Impl {
-  struct Slot {
-    std::unique_ptr<ActiveDurabilityMonitor> monitor;
-    vbucket::VBucket::ListenerId state_listener = 0;
-  };
-
-  Impl(std::string name, config::Configuration& config, vbucket::VBucketMap& map,
-       executor::ExecutorPool& pool, const ReplicationTopology& topology, TimeoutClocks clocks);
-
-  void applyModeLocked(TimeoutMode mode) ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
-  void startTimerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
-  void stopTimerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
-  void startPollingLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
-  void stopPollingLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(tasks_mutex);
-  void onStateChange(vbucket::VBucket& vb, vbucket::VBucketState old_state,
-                     vbucket::VBucketState new_state);
-  void onModeChange();
-  void onIntervalChange();
-  void onMaxVisitDurationChange();
-  void onTimeoutSliceChange();
-  void defer(ResolvedWrites&& resolved);
-
-  const std::string name;
-  config::Configuration& config;
-  vbucket::VBucketMap& map;
-  executor::ExecutorPool& pool;
-  const TimeoutClocks clocks;
-  const clock::ClockRef visitor_clock;
-
-  DurabilitySettings settings;
-  TimeoutTaskCounters task_counters;
-  // The vbuckets with SyncWrites in flight, kept by their monitors; what
-  // both timeout mechanisms read instead of every vbucket.
-  vbucket::VBucketSet in_flight;
-  // Timeout tasks are unregistered at shutdown; completion tasks only at
-  // destruction, so a write racing with shutdown() still gets its deferred
-  // completion from a pool thread.
-  executor::Taskable timeout_owner;
-  executor::Taskable completion_owner;
-  std::vector<Slot> slots;
-  std::vector<config::Configuration::ListenerId> config_listeners;
-  // Replica vbuckets' monitors, made at first use (passiveMonitor()).
-  mutable base::Mutex passive_mutex;
-  absl::flat_hash_map<Vbid, std::unique_ptr<PassiveDurabilityMonitor>> passive
-      ABSL_GUARDED_BY(passive_mutex);
-  PassiveAckListener passive_ack_listener;
-
-  mutable base::Mutex tasks_mutex;
-  std::atomic<TimeoutMode> mode;
-  // Event-driven: the bucket's timer, attached to every monitor (null when
-  // polling).
-  std::shared_ptr<BucketTimeoutTask> timer ABSL_GUARDED_BY(tasks_mutex);
-  std::shared_ptr<PollingTimeoutTask> polling ABSL_GUARDED_BY(tasks_mutex);
-  // Passes of the polling tasks already stopped.
-  uint64_t polling_passes_before ABSL_GUARDED_BY(tasks_mutex) = 0;
-  uint64_t mode_switches ABSL_GUARDED_BY(tasks_mutex) = 0;
-  bool shut_down ABSL_GUARDED_BY(tasks_mutex) = false;
-  std::once_flag shutdown_once;  // shutdown()'s body runs once; later callers wait for it
-};
 
 BucketDurability::Impl::Impl(std::string name_in, config::Configuration& config_in,
                              vbucket::VBucketMap& map_in, executor::ExecutorPool& pool_in,
@@ -355,85 +290,6 @@ void BucketDurability::notifyLocalPersistence(Vbid vbid, Seqno persisted_seqno) 
       hps && d.passive_ack_listener) {
     d.passive_ack_listener(vbid, *hps);
   }
-}
-
-PassiveDurabilityMonitor& BucketDurability::passiveMonitor(Vbid vbid) {
-  Impl& d = *impl_;
-  if (vbid >= d.map.size()) {
-    throw std::out_of_range("passiveMonitor: vbucket " + std::to_string(vbid) + " of " +
-                            std::to_string(d.map.size()));
-  }
-  vbucket::VBucket& vb = d.map.at(vbid);
-  base::MutexLock lock(d.passive_mutex);
-  std::unique_ptr<PassiveDurabilityMonitor>& slot = d.passive[vbid];
-  if (!slot) slot = std::make_unique<PassiveDurabilityMonitor>(vb);
-  return *slot;
-}
-
-Seqno BucketDurability::replicaHighPreparedSeqno(Vbid vbid) const {
-  const Impl& d = *impl_;
-  base::MutexLock lock(d.passive_mutex);
-  auto it = d.passive.find(vbid);
-  return it == d.passive.end() ? 0 : it->second->highPreparedSeqno();
-}
-
-absl::StatusOr<size_t> BucketDurability::resetReplica(Vbid vbid) {
-  Impl& d = *impl_;
-  if (vbid >= d.map.size()) {
-    return absl::InvalidArgumentError("resetReplica: vbucket " + std::to_string(vbid) +
-                                      " does not exist");
-  }
-  vbucket::VBucket& vb = d.map.at(vbid);
-  if (vb.state() != vbucket::VBucketState::kReplica) {
-    return absl::FailedPreconditionError("resetReplica: vbucket " + std::to_string(vbid) + " is " +
-                                         std::string(vbucket::toString(vb.state())) +
-                                         ", not a replica");
-  }
-  // The monitor first: its prepares hold blocks the log would free.
-  passiveMonitor(vbid).reset();
-  size_t dropped = 0;
-  for (const std::string& key : vb.hashTable().keys()) dropped += vb.hashTable().erase(key) ? 1 : 0;
-  vbucket::ExpelledItems removed = vb.checkpointManager().reset();
-  return dropped;
-}
-
-absl::StatusOr<size_t> BucketDurability::promote(Vbid vbid, const std::string& this_node,
-                                                 ReplicationTopology topology) {
-  Impl& d = *impl_;
-  if (vbid >= d.slots.size()) {
-    return absl::InvalidArgumentError("promote: vbucket " + std::to_string(vbid) +
-                                      " does not exist");
-  }
-  if (topology.active() != this_node) {
-    return absl::InvalidArgumentError("promote: the topology's active is '" + topology.active() +
-                                      "', not this node '" + this_node + "'");
-  }
-  vbucket::VBucket& vb = d.map.at(vbid);
-  if (vb.state() != vbucket::VBucketState::kReplica) {
-    return absl::FailedPreconditionError("promote: vbucket " + std::to_string(vbid) + " is " +
-                                         std::string(vbucket::toString(vb.state())) +
-                                         ", not a replica");
-  }
-  PassiveDurabilityMonitor& passive = passiveMonitor(vbid);
-  ActiveDurabilityMonitor& monitor = *d.slots[vbid].monitor;
-  ResolvedWrites resolved;
-  monitor.setTopology(std::move(topology), resolved);
-  const size_t adopted = monitor.adoptPrepares(passive.takeAll(), passive.persistedSeqno());
-  vb.setState(vbucket::VBucketState::kActive);
-  monitor.commitSatisfied(resolved);
-  resolved.notify();
-  return adopted;
-}
-
-bool BucketDurability::reCommitInProgress(Vbid vbid, std::string_view key) const {
-  const Impl& d = *impl_;
-  if (d.settings.recommits_pending.load(std::memory_order_relaxed) == 0) return false;
-  if (vbid >= d.slots.size()) return false;
-  return d.slots[vbid].monitor->reCommitInProgress(key);
-}
-
-void BucketDurability::setPassiveAckListener(PassiveAckListener listener) {
-  impl_->passive_ack_listener = std::move(listener);
 }
 
 bool BucketDurability::awaitsPersistence() const noexcept {
