@@ -75,6 +75,7 @@ bool ActiveDurabilityMonitor::resolvesLocked() const {
 
 WriteStatus ActiveDurabilityMonitor::checkLocked(const WriteRequest& request, bool durable) const {
   if (!resolvesLocked()) return WriteStatus::kNotActive;
+  if (durable && awaiting_topology_) return WriteStatus::kTemporaryFailure;
   if (durable && !durability_possible_) {
     return WriteStatus::kDurabilityImpossible;
   }
@@ -199,6 +200,7 @@ void ActiveDurabilityMonitor::notifyLocalPersistence(Seqno persisted_seqno,
 }
 
 void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
+  if (awaiting_topology_) return;  // the chain whose majority counts is not known yet
   bool head_changed = false;
   while (!writes_.empty()) {
     TrackedWrite& head = writes_.front();
@@ -380,8 +382,19 @@ void ActiveDurabilityMonitor::setTopology(ReplicationTopology topology, Resolved
   base::MutexLock lock(mutex_);
   acks_.setTopology(std::move(topology));
   durability_possible_ = acks_.topology().isDurabilityPossible();
+  awaiting_topology_ = false;
   if (!resolvesLocked()) return;
   commitSatisfiedLocked(resolved);
+}
+
+void ActiveDurabilityMonitor::awaitTopology() {
+  base::MutexLock lock(mutex_);
+  awaiting_topology_ = true;
+}
+
+bool ActiveDurabilityMonitor::awaitingTopology() const {
+  base::MutexLock lock(mutex_);
+  return awaiting_topology_;
 }
 
 ReplicationTopology ActiveDurabilityMonitor::topology() const {

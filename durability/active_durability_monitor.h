@@ -199,9 +199,15 @@ class ActiveDurabilityMonitor {
   // AckState::forgetQueuedAck() under the monitor's lock.
   void forgetQueuedAck(const std::string& node);
 
-  // Replaces the topology (acks of nodes still present are kept) and commits
-  // what the new one satisfies.
+  // Replaces the topology (acks of nodes still present are kept), ends
+  // awaitTopology(), and commits what the new one satisfies.
   void setTopology(ReplicationTopology topology, ResolvedWrites& resolved);
+  // The vbucket was made active without a chain that names this node: until
+  // the next setTopology(), new SyncWrites are refused kTemporaryFailure and
+  // nothing tracked commits (acks are still recorded), as kv_engine's active
+  // monitor with no topology (MB-70387). Plain writes are unaffected.
+  void awaitTopology();
+  bool awaitingTopology() const;
   ReplicationTopology topology() const;
 
   // Attaches (or, with null, detaches) the timer told of earlier next
@@ -351,6 +357,8 @@ class ActiveDurabilityMonitor {
   // on every SyncWrite, it counted the chains' defined names each time (1%
   // of the server's CPU at 4 x 32 durable SETs). Fills padding after closed_.
   bool durability_possible_ ABSL_GUARDED_BY(mutex_);
+  // awaitTopology() until setTopology().
+  bool awaiting_topology_ ABSL_GUARDED_BY(mutex_) = false;
   MonitorCounters counters_ ABSL_GUARDED_BY(mutex_);
   // The last seqno adoptPrepares() took: a tracked write at or below it is
   // a re-commit (0: none).

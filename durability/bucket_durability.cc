@@ -328,6 +328,20 @@ void BucketDurability::setTopology(Vbid vbid, ReplicationTopology topology) {
   resolved.notify();
 }
 
+void BucketDurability::awaitTopology(Vbid vbid) {
+  Impl& d = *impl_;
+  if (vbid >= d.slots.size()) {
+    throw std::out_of_range("awaitTopology: vbucket " + std::to_string(vbid) + " of " +
+                            std::to_string(d.slots.size()));
+  }
+  d.slots[vbid].monitor->awaitTopology();
+}
+
+bool BucketDurability::awaitingTopology(Vbid vbid) const {
+  const Impl& d = *impl_;
+  return vbid < d.slots.size() && d.slots[vbid].monitor->awaitingTopology();
+}
+
 ReplicationTopology BucketDurability::topology(Vbid vbid) const {
   const Impl& d = *impl_;
   if (vbid >= d.slots.size()) {

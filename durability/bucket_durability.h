@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -188,12 +189,14 @@ class BucketDurability {
   // active had not completed becomes a SyncWrite with no timeout and no
   // client (ActiveDurabilityMonitor::adoptPrepares), then the vbucket becomes
   // active and what the topology's acks already satisfy commits. The rest
-  // commit as acks arrive; none is ever aborted by a timeout. Returns how
-  // many it took over. FailedPrecondition, changing nothing, when the
-  // vbucket is not a replica; InvalidArgument when the topology's active is
-  // another node (`this_node`) or past the map.
+  // commit as acks arrive; none is ever aborted by a timeout. Without a
+  // topology the prepares are taken over the same way but wait, with new
+  // SyncWrites refused kTemporaryFailure, until setTopology() gives the chain
+  // (awaitTopology()). Returns how many it took over. FailedPrecondition,
+  // changing nothing, when the vbucket is not a replica; InvalidArgument
+  // when the topology's active is another node (`this_node`) or past the map.
   absl::StatusOr<size_t> promote(Vbid vbid, const std::string& this_node,
-                                 ReplicationTopology topology);
+                                 std::optional<ReplicationTopology> topology);
   // Rolls replica vbucket `vbid` back to seqno 0, as kv_engine's ephemeral
   // buckets roll back (EphemeralBucket::doRollback: the vbucket is reset, not
   // rewound): its passive monitor, committed items and log are emptied, its
@@ -231,6 +234,12 @@ class BucketDurability {
   // cluster's vbucket map). Requires vbid < the map's size (std::out_of_range).
   void setTopology(Vbid vbid, ReplicationTopology topology);
   ReplicationTopology topology(Vbid vbid) const;
+  // ActiveDurabilityMonitor::awaitTopology() for `vbid`: an active vbucket
+  // whose chain does not name this node as its active refuses SyncWrites
+  // kTemporaryFailure until setTopology(vbid, ...). Past the map:
+  // std::out_of_range.
+  void awaitTopology(Vbid vbid);
+  bool awaitingTopology(Vbid vbid) const;
   // The prepares `vbid`'s active monitor tracks, oldest first, with their
   // levels (ActiveDurabilityMonitor::trackedPrepares). Empty past the map.
   std::vector<std::pair<vbucket::QueuedItem, Level>> trackedPrepares(Vbid vbid) const;

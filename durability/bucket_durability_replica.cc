@@ -1,5 +1,6 @@
 // BucketDurability's replica side: the passive monitors of replica
 // vbuckets, promotion of a replica to active, and a replica's rollback to 0.
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -56,19 +57,23 @@ absl::StatusOr<size_t> BucketDurability::resetReplica(Vbid vbid) {
 }
 
 absl::StatusOr<size_t> BucketDurability::promote(Vbid vbid, const std::string& this_node,
-                                                 ReplicationTopology topology) {
+                                                 std::optional<ReplicationTopology> topology) {
   Impl& d = *impl_;
   absl::StatusOr<vbucket::VBucket*> replica = d.replicaVbucket(vbid, "promote");
   if (!replica.ok()) return replica.status();
-  if (topology.active() != this_node) {
-    return absl::InvalidArgumentError("promote: the topology's active is '" + topology.active() +
+  if (topology && topology->active() != this_node) {
+    return absl::InvalidArgumentError("promote: the topology's active is '" + topology->active() +
                                       "', not this node '" + this_node + "'");
   }
   vbucket::VBucket& vb = **replica;
   PassiveDurabilityMonitor& passive = passiveMonitor(vbid);
   ActiveDurabilityMonitor& monitor = *d.slots[vbid].monitor;
   ResolvedWrites resolved;
-  monitor.setTopology(std::move(topology), resolved);
+  if (topology) {
+    monitor.setTopology(std::move(*topology), resolved);
+  } else {
+    monitor.awaitTopology();
+  }
   const size_t adopted = monitor.adoptPrepares(passive.takeAll(), passive.persistedSeqno());
   vb.setState(vbucket::VBucketState::kActive);
   monitor.commitSatisfied(resolved);

@@ -213,6 +213,10 @@ void Bucket::queued(vbucket::Vbid vbid, vbucket::QueueOp op) noexcept {
   const bool prepare = op == vbucket::QueueOp::kPrepare;
   if (flusher_) flusher_->markDirty(vbid, prepare);
   for (const auto& replica : replicas_) replica->markDirty(vbid, prepare);
+  wakeLogReaders(vbid);
+}
+
+void Bucket::wakeLogReaders(vbucket::Vbid vbid) noexcept {
   if (log_readers_count_.load(std::memory_order_acquire) == 0) return;
   base::MutexLock lock(log_readers_mutex_);
   for (LogReader* reader : log_readers_) reader->logQueued(vbid);

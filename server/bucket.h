@@ -115,7 +115,9 @@ class Bucket final : private vbucket::QueueListener {
                                 durability::Completion completion);
 
   // Told, on the writing thread, after each item queued in any of the
-  // bucket's vbuckets (a DCP producer's streams have something to read).
+  // bucket's vbuckets (a DCP producer's streams have something to read), and
+  // on the thread of a SET_VBUCKET that took a vbucket out of active (its
+  // streams end).
   // Must not block nor call back into the bucket.
   class LogReader {
    public:
@@ -128,6 +130,9 @@ class Bucket final : private vbucket::QueueListener {
   // to it is running. While none is registered a write pays one atomic load.
   void addLogReader(LogReader* reader);
   void removeLogReader(LogReader* reader);
+  // Tells every LogReader that `vbid` changed (an item was queued, or its
+  // state did). One atomic load when no reader is registered.
+  void wakeLogReaders(vbucket::Vbid vbid) noexcept;
 
   // A replica's DCP_SEQNO_ACKNOWLEDGED; see BucketDurability::seqnoAcknowledged.
   bool seqnoAcknowledged(vbucket::Vbid vbid, const std::string& node, vbucket::Seqno seqno) {

@@ -314,5 +314,50 @@ TEST_F(DcpStreamTest, AResetReplicaHoldsNothingAndIsFilledAgainFromZero) {
   EXPECT_EQ(pdm.numTracked(), 1u);
 }
 
+TEST_F(DcpStreamTest, APromotionWithoutATopologyHoldsItsPreparesAndRefusesSyncWritesUntilOneComes) {
+  open();
+  ASSERT_EQ(write("open", "1").status, WriteStatus::kPending);
+  // The replica receives the prepare; the old active is then gone.
+  ActiveStream::Batch batch = stream_->next(1);
+  ASSERT_TRUE(passive_->snapshotMarker(batch.marker).ok());
+  ASSERT_EQ(batch.items.size(), 1u);
+  ASSERT_TRUE(passive_
+                  ->item({.kind = batch.items[0].kind,
+                          .seqno = batch.items[0].seqno,
+                          .key = "open",
+                          .value = "1",
+                          .level = batch.items[0].level})
+                  .ok());
+  stream_.reset();
+  auto adopted = replica_->promote(0, "new-active", std::nullopt);
+  ASSERT_TRUE(adopted.ok()) << adopted.status();
+  EXPECT_EQ(*adopted, 1u);
+  EXPECT_EQ(replica_map_->at(0).state(), VBucketState::kActive);
+  EXPECT_TRUE(replica_->awaitingTopology(0));
+  // Its prepare waits, although the chain it kept needs only its own ack.
+  EXPECT_TRUE(replica_->reCommitInProgress(0, "open"));
+  EXPECT_EQ(replicaValue("open"), "<absent>");
+  // New SyncWrites are refused for now; plain writes are not.
+  WriteRequest durable_write{WriteOp::kSet, "new", "2", 9,
+                             Requirements{Level::kMajority, Timeout::bucketDefault()}};
+  EXPECT_EQ(replica_->write(0, durable_write, recorder_.completion("new")).status,
+            WriteStatus::kTemporaryFailure);
+  EXPECT_EQ(replica_->write(0, WriteRequest{WriteOp::kSet, "plain", "3", 9, std::nullopt}, {})
+                .status,
+            WriteStatus::kCommitted);
+  // An ack that arrives meanwhile is kept and counts once the chain is known.
+  EXPECT_FALSE(replica_->seqnoAcknowledged(0, "other", 1));
+  EXPECT_TRUE(replica_->reCommitInProgress(0, "open"));
+  auto topology = durability::ReplicationTopology::create(
+      {durability::ReplicationChain{"new-active", {"other"}}});
+  ASSERT_TRUE(topology.ok());
+  replica_->setTopology(0, *topology);
+  EXPECT_FALSE(replica_->awaitingTopology(0));
+  EXPECT_FALSE(replica_->reCommitInProgress(0, "open"));
+  EXPECT_EQ(replicaValue("open"), "1");
+  EXPECT_EQ(replica_->write(0, durable_write, recorder_.completion("new")).status,
+            WriteStatus::kPending);
+}
+
 }  // namespace
 }  // namespace syncwrite::dcp

@@ -231,14 +231,71 @@ TEST_F(ReplicationProcessTest, AVbucketThatLeavesActiveEndsItsStreamWithStateCha
   auto demoted = a.setVbucketState(kOnN1, protocol::VbucketState::kDead);
   ASSERT_TRUE(demoted.ok()) << demoted.status();
   ASSERT_EQ(demoted->status, Status::kSuccess);
-  // The producer ends that stream on its next fill; a write to the other
-  // vbucket n1 is active for is one.
-  ASSERT_EQ(a.set(2, "wake", "w").value().status, Status::kSuccess);
+  // At once: nothing else is written to wake the producer.
   EXPECT_TRUE(eventually([&] { return statValue(b, "", "replication_streams") == 1; }))
       << n2_.stderrText();
   EXPECT_NE(n2_.stderrText().find("ended the stream of vbucket 0 (reason 2)"), std::string::npos)
       << n2_.stderrText();
-  EXPECT_TRUE(eventually([&] { return replicaValue(b, 2, "wake") == "w"; }));
+  // The other vbucket n1 is active for is still streamed.
+  ASSERT_EQ(a.set(2, "still", "w").value().status, Status::kSuccess);
+  EXPECT_TRUE(eventually([&] { return replicaValue(b, 2, "still") == "w"; }));
+}
+
+TEST_F(ReplicationProcessTest, AnOldActiveMadeReplicaRollsBackWhatOnlyItsOwnHistoryHad) {
+  ASSERT_NO_FATAL_FAILURE(startBoth());
+  protocol::Client a = n1_.connect();
+  protocol::Client b = n2_.connect();
+  ASSERT_EQ(a.set(kOnN1, "before", "v", durable(10000)).value().status, Status::kSuccess);
+  ASSERT_TRUE(eventually([&] { return replicaValue(b, kOnN1, "before") == "v"; }));
+  // A partition, as ns_server sees it: n2 is promoted while n1 still takes
+  // writes as the active. n2 drops what n1 streams from then on.
+  const std::string chain = R"({"topology": [["n2", "n1"]]})";
+  ASSERT_EQ(b.setVbucketState(kOnN1, protocol::VbucketState::kActive, chain).value().status,
+            Status::kSuccess);
+  auto durable_split = a.set(kOnN1, "durable-split", "x", durable(300));
+  ASSERT_TRUE(durable_split.ok()) << durable_split.status();
+  EXPECT_EQ(durable_split->status, Status::kSyncWriteAmbiguous) << durable_split->errorContext();
+  ASSERT_EQ(a.set(kOnN1, "plain-split", "y").value().status, Status::kSuccess);
+  // n1 learns the new chain: it streams from n2 with its own history, which
+  // n2's failover table does not have past the promotion, and rolls back.
+  ASSERT_EQ(a.setVbucketState(kOnN1, protocol::VbucketState::kReplica, chain).value().status,
+            Status::kSuccess);
+  ASSERT_TRUE(eventually([&] { return statValue(a, "", "replication_rollbacks") >= 1; }))
+      << n1_.stderrText() << n2_.stderrText();
+  ASSERT_TRUE(eventually([&] { return replicaValue(a, kOnN1, "before") == "v"; }))
+      << n1_.stderrText();
+  for (const char* key : {"durable-split", "plain-split"}) {
+    auto gone = getReplica(a, kOnN1, key);
+    ASSERT_TRUE(gone.ok());
+    EXPECT_EQ(gone->status, Status::kKeyNotFound) << key;
+  }
+  // n1 is n2's replica now: its ack commits n2's durable writes.
+  auto after = b.set(kOnN1, "after", "z", durable(10000));
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->status, Status::kSuccess) << after->errorContext();
+  EXPECT_TRUE(eventually([&] { return replicaValue(a, kOnN1, "after") == "z"; }));
+}
+
+TEST_F(ReplicationProcessTest, AVbucketMadeActiveWithoutItsChainRefusesSyncWritesUntilOneComes) {
+  ASSERT_NO_FATAL_FAILURE(startBoth());
+  protocol::Client a = n1_.connect();
+  // n1 holds vbucket 1 as n2's replica; made active without a topology, its
+  // chain still names n2 as the active.
+  ASSERT_EQ(a.setVbucketState(kOnN2, protocol::VbucketState::kActive).value().status,
+            Status::kSuccess);
+  auto refused = a.set(kOnN2, "d", "1", durable(10000));
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_EQ(refused->status, Status::kEtmpfail);
+  EXPECT_NE(refused->errorContext().find("without a replication topology"), std::string::npos)
+      << refused->errorContext();
+  EXPECT_EQ(a.set(kOnN2, "p", "2").value().status, Status::kSuccess);
+  ASSERT_EQ(a.setVbucketState(kOnN2, protocol::VbucketState::kActive, R"({"topology": [["n1"]]})")
+                .value()
+                .status,
+            Status::kSuccess);
+  auto accepted = a.set(kOnN2, "d", "1", durable(10000));
+  ASSERT_TRUE(accepted.ok()) << accepted.status();
+  EXPECT_EQ(accepted->status, Status::kSuccess) << accepted->errorContext();
 }
 
 TEST_F(ReplicationProcessTest, AClusterConfigurationNamesWhatIsWrong) {

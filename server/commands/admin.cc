@@ -6,6 +6,10 @@
 // timed out); a replica of a cluster whose chain names another active
 // streams from that node from then on (ServerContext::replicate_from). A
 // vbucket that becomes active adds a failover-log entry (Bucket::startNewHistory).
+// One made active without a topology naming this node as its active refuses
+// SyncWrites Etmpfail until one arrives (a promoted replica's prepares wait
+// for it too). A vbucket that leaves active ends its DCP streams at once
+// (STREAM_END StateChanged).
 #include <optional>
 #include <string>
 #include <utility>
@@ -89,12 +93,19 @@ Disposition setVbucket(CommandContext& context) {
   // table's new entry), at its high seqno before anything it commits.
   const bool becomes_active =
       state == vbucket::VBucketState::kActive && vb->state() != vbucket::VBucketState::kActive;
-  if (topology && state == vbucket::VBucketState::kActive &&
-      vb->state() == vbucket::VBucketState::kReplica) {
-    // (promote() refuses a topology whose active is another node.)
-    if (topology->active() == context.server.node_name) bucket->startNewHistory(request.vbucket);
+  const std::string& me = context.server.node_name;
+  if (state == vbucket::VBucketState::kActive && vb->state() == vbucket::VBucketState::kReplica) {
+    // Without a value, the chain the vbucket keeps serves if it names this
+    // node as the active (a single node's own chain); otherwise the prepares
+    // wait for one. (promote() refuses a topology whose active is another node.)
+    if (!topology) {
+      durability::ReplicationTopology kept = bucket->durability().topology(request.vbucket);
+      if (kept.active() == me) topology = std::move(kept);
+    }
+    if (!topology || topology->active() == me) bucket->startNewHistory(request.vbucket);
+    const bool with_topology = topology.has_value();
     absl::StatusOr<size_t> taken =
-        bucket->durability().promote(request.vbucket, context.server.node_name, *topology);
+        bucket->durability().promote(request.vbucket, me, std::move(topology));
     if (!taken.ok()) {
       answerError(context, Status::kEinval,
                   absl::StrCat("SET_VBUCKET: ", std::string(taken.status().message())));
@@ -102,18 +113,25 @@ Disposition setVbucket(CommandContext& context) {
     }
     logLine(absl::StrCat("bucket \"", bucket->name(), "\": vbucket ", request.vbucket,
                          " promoted to active; it re-commits the ", *taken,
-                         " prepare(s) its replica copy held open"));
+                         " prepare(s) its replica copy held open",
+                         with_topology ? "" : " once a SET_VBUCKET gives it a topology"));
   } else {
     // A replica whose chain names another active streams from that node now.
-    const std::string& me = context.server.node_name;
     const bool repoint = topology && state == vbucket::VBucketState::kReplica &&
                          context.server.replicate_from && topology->active() != me &&
                          topology->contains(me);
     const std::string new_active = repoint ? topology->active() : std::string();
+    // Made active under a chain that names another active (kv_engine since
+    // MB-70387): SyncWrites wait for the topology that names this node.
+    const bool await_topology = becomes_active && !topology &&
+                                bucket->durability().topology(request.vbucket).active() != me;
     if (topology) bucket->durability().setTopology(request.vbucket, std::move(*topology));
+    if (await_topology) bucket->durability().awaitTopology(request.vbucket);
     if (becomes_active) bucket->startNewHistory(request.vbucket);
     // Listeners run here: leaving active answers the vbucket's SyncWrites ambiguous.
     vb->setState(state);
+    // Its producer streams end now, not at the next item queued elsewhere.
+    if (state != vbucket::VBucketState::kActive) bucket->wakeLogReaders(request.vbucket);
     if (repoint) context.server.replicate_from(*bucket, request.vbucket, new_active);
   }
   bucket->configChanged();

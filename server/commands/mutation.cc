@@ -174,7 +174,12 @@ Sent send(CommandContext& context, Bucket& bucket, durability::WriteRequest writ
       answerError(context, statusFor(result.status), {});
       break;
     case durability::WriteStatus::kTemporaryFailure:
-      answerError(context, Status::kEtmpfail, memoryFullMessage(bucket));
+      answerError(context, Status::kEtmpfail,
+                  bucket.durability().awaitingTopology(request.vbucket)
+                      ? absl::StrCat("vbucket ", request.vbucket,
+                                     " is active without a replication topology that names "
+                                     "this node; SyncWrites wait for SET_VBUCKET with one")
+                      : memoryFullMessage(bucket));
       break;
     default:
       answerError(context, statusFor(result.status), {});
