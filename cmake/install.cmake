@@ -42,12 +42,14 @@ set(SYNCWRITE_PUBLIC_HEADERS
   config/key.h
   config/schema.h
   durability/bucket_durability.h
+  durability/commit_latency.h
   durability/completion.h
   durability/level.h
   durability/passive_durability_monitor.h
   durability/requirements.h
   durability/resolved_writes.h
   durability/sync_write.h
+  durability/timeout_lateness.h
   durability/timeout_mode.h
   durability/topology.h
   executor/executor_pool.h

@@ -1,6 +1,7 @@
 #include "durability/active_durability_monitor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <stdexcept>
 #include <utility>
@@ -145,6 +146,7 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion&& co
   }
   TrackedWrite& tracked = *added;
   const Seqno seqno = tracked.seqno();
+  ++counters_.accepted_by_level[static_cast<size_t>(level)];
   keys_.insert(front_position_ + static_cast<uint32_t>(writes_.size() - 1));
   if (may_expire_behind) {
     early_.push_back({deadline.time_since_epoch().count(), seqno});
@@ -202,6 +204,7 @@ void ActiveDurabilityMonitor::notifyLocalPersistence(Seqno persisted_seqno,
 void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
   if (awaiting_topology_) return;  // the chain whose majority counts is not known yet
   bool head_changed = false;
+  int64_t now_ns = 0;  // the real-time clock, read at the first commit with a client
   while (!writes_.empty()) {
     TrackedWrite& head = writes_.front();
     if (!acks_.isSatisfied(head.prepare->seqno, head.level())) break;
@@ -225,9 +228,16 @@ void ActiveDurabilityMonitor::commitSatisfiedLocked(ResolvedWrites& resolved) {
     } else if (head.answered()) {
       ++counters_.committed_after_answer;  // its client heard "ambiguous" at its deadline
     } else {
+      if (now_ns == 0) {
+        now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+      }
+      settings_.commit_latency.record(head.level(), now_ns - static_cast<int64_t>(prepare.cas));
       resolved.add(std::move(head.completion), r);
     }
     ++counters_.committed;
+    ++counters_.committed_by_level[static_cast<size_t>(head.level())];
     popHeadLocked(inherited);
     head_changed = true;
   }
@@ -258,8 +268,10 @@ void ActiveDurabilityMonitor::processExpired(clock::TimePoint now, ResolvedWrite
       r.reason = AmbiguousReason::kTimeout;
       r.resolution_seqno = abort_seqno;
       resolved.add(std::move(head.completion), r);
+      ++counters_.ambiguous_by_reason[static_cast<size_t>(AmbiguousReason::kTimeout)];
     }
     ++counters_.aborted_timeout;
+    ++counters_.aborted_by_level[static_cast<size_t>(head.level())];
     keys_.erase(front_position_);
     popHeadLocked(/*inherited=*/false);  // an adopted write has no deadline
   }
@@ -281,6 +293,7 @@ void ActiveDurabilityMonitor::answerExpiredLocked(clock::TimePoint now, Resolved
     resolved.add(std::move(w.completion), r);
     w.completion = nullptr;  // answered()
     ++counters_.answered_behind_head;
+    ++counters_.ambiguous_by_reason[static_cast<size_t>(AmbiguousReason::kTimeout)];
   }
 }
 
@@ -315,13 +328,17 @@ void ActiveDurabilityMonitor::abortAll(AmbiguousReason reason, bool close,
     // In seqno order, so the log resolves its prepares in order.
     const Seqno abort_seqno =
         close ? 0 : vb_.checkpointManager().queueResolution(vbucket::QueueOp::kAbort, w.prepare);
-    if (!close) ++counters_.aborted_other;
+    if (!close) {
+      ++counters_.aborted_other;
+      ++counters_.aborted_by_level[static_cast<size_t>(w.level())];
+    }
     if (w.answered()) continue;  // answered at its deadline already
     Resolution r = resolutionOf(*w.prepare, vb_.id());
     r.reason = reason;
     r.resolution_seqno = abort_seqno;
     resolved.add(std::move(w.completion), r);
     ++counters_.ambiguous_other;
+    ++counters_.ambiguous_by_reason[static_cast<size_t>(reason)];
   }
   uint64_t inherited = 0;
   for (const TrackedWrite& w : writes_) inherited += w.seqno() <= inherited_through_ ? 1 : 0;

@@ -40,6 +40,7 @@
 // tests/idle_memory_test.cc (PendingSyncWriteMemory) pins it; docs/memory.md.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -56,6 +57,7 @@
 #include "base/spare_block.h"
 #include "clock/time.h"
 #include "durability/ack_state.h"
+#include "durability/commit_latency.h"
 #include "durability/passive_durability_monitor.h"
 #include "durability/resolved_writes.h"
 #include "durability/sync_write.h"
@@ -88,6 +90,9 @@ struct DurabilitySettings {
   // adoptPrepares). A read checks it before asking the monitor whether its
   // key is being re-committed: one load of a line nothing writes meanwhile.
   mutable std::atomic<uint64_t> recommits_pending{0};
+  // Not a setting: every monitor records its clients' commits here
+  // (commit_latency.h), each measured from the prepare's CAS.
+  mutable CommitLatency commit_latency;
 
   std::chrono::milliseconds defaultTimeout() const noexcept {
     return std::chrono::milliseconds(default_timeout_ms.load(std::memory_order_relaxed));
@@ -119,6 +124,13 @@ struct MonitorCounters {
   uint64_t recommitted = 0;  // prepares taken over at a promotion, committed (adoptPrepares)
   uint64_t plain_writes = 0;
   uint64_t refused = 0;
+  // By level (indexed by Level's value; kNone stays 0): SyncWrites accepted,
+  // committed (promoted prepares included), and aborts queued for any reason.
+  std::array<uint64_t, kLevelCount> accepted_by_level{};
+  std::array<uint64_t, kLevelCount> committed_by_level{};
+  std::array<uint64_t, kLevelCount> aborted_by_level{};
+  // Clients answered SyncWriteAmbiguous, by AmbiguousReason's value.
+  std::array<uint64_t, kAmbiguousReasonCount> ambiguous_by_reason{};
 };
 
 class ActiveDurabilityMonitor {

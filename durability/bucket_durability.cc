@@ -87,7 +87,8 @@ void BucketDurability::Impl::startTimerLocked() {
   auto task = std::make_shared<BucketTimeoutTask>(
       timeout_owner, pool, in_flight,
       [this](Vbid vb) -> ActiveDurabilityMonitor& { return *slots[vb].monitor; }, clocks.deadline,
-      clocks.timer_slack, config.get(keys::kDurabilityTimeoutSlice), task_counters);
+      clocks.timer_slack, config.get(keys::kDurabilityTimeoutSlice),
+      countersOf(TimeoutMode::kEventDriven));
   if (pool.schedule(task) == executor::kNoTask) return;
   timer = std::move(task);
   // Each monitor with writes arms it for its next deadline.
@@ -99,7 +100,7 @@ void BucketDurability::Impl::stopTimerLocked() {
   // Detached first, each under its monitor's lock: no one re-arms it afterwards.
   for (Slot& slot : slots) slot.monitor->setDeadlineListener(nullptr);
   pool.cancel(timer->id());
-  task_counters.rearms.fetch_add(timer->rearms(), std::memory_order_relaxed);
+  countersOf(TimeoutMode::kEventDriven).rearms.fetch_add(timer->rearms(), std::memory_order_relaxed);
   timer.reset();
 }
 
@@ -109,7 +110,7 @@ void BucketDurability::Impl::startPollingLocked() {
       timeout_owner, pool, map, in_flight,
       [this](Vbid vb) -> ActiveDurabilityMonitor& { return *slots[vb].monitor; }, clocks.polling,
       visitor_clock, config.get(keys::kMaxVbucketVisitDuration),
-      config.get(keys::kDurabilityTimeoutTaskInterval), task_counters);
+      config.get(keys::kDurabilityTimeoutTaskInterval), countersOf(TimeoutMode::kPolling));
   if (pool.schedule(task) == executor::kNoTask) return;  // the first pass starts at once
   polling = std::move(task);
 }
@@ -399,6 +400,10 @@ TimeoutMode BucketDurability::mode() const noexcept {
   return impl_->mode.load(std::memory_order_acquire);
 }
 
+CommitLatency::Snapshot BucketDurability::commitLatency(Level level) const noexcept {
+  return impl_->settings.commit_latency.snapshot(level);
+}
+
 DurabilityStats BucketDurability::stats() const {
   const Impl& d = *impl_;
   DurabilityStats s;
@@ -414,17 +419,33 @@ DurabilityStats BucketDurability::stats() const {
     s.answered_behind_head += c.answered_behind_head;
     s.committed_after_answer += c.committed_after_answer;
     s.recommitted += c.recommitted;
+    for (size_t l = 0; l < kLevelCount; ++l) {
+      s.accepted_by_level[l] += c.accepted_by_level[l];
+      s.committed_by_level[l] += c.committed_by_level[l];
+      s.aborted_by_level[l] += c.aborted_by_level[l];
+    }
+    for (size_t r = 0; r < kAmbiguousReasonCount; ++r) {
+      s.ambiguous_by_reason[r] += c.ambiguous_by_reason[r];
+    }
   }
-  s.timeout_task_runs = d.task_counters.runs.load(std::memory_order_relaxed);
-  s.timeout_slices_yielded = d.task_counters.slices_yielded.load(std::memory_order_relaxed);
-  s.timeout_late_p50_us = d.task_counters.lateness.percentileMicros(0.5);
-  s.timeout_late_p99_us = d.task_counters.lateness.percentileMicros(0.99);
-  s.timeout_late_max_us = d.task_counters.lateness.maxMicros();
+  TimeoutLateness::Snapshot lateness;
+  for (size_t m = 0; m < d.task_counters.size(); ++m) {
+    const TimeoutTaskCounters& c = d.task_counters[m];
+    s.timeout_task_runs_by_mode[m] = c.runs.load(std::memory_order_relaxed);
+    s.timeout_task_runs += s.timeout_task_runs_by_mode[m];
+    s.timeout_slices_yielded += c.slices_yielded.load(std::memory_order_relaxed);
+    s.timeout_lateness_by_mode[m] = c.lateness.snapshot();
+    lateness += s.timeout_lateness_by_mode[m];
+  }
+  s.timeout_late_p50_us = lateness.percentileMicros(0.5);
+  s.timeout_late_p99_us = lateness.percentileMicros(0.99);
+  s.timeout_late_max_us = lateness.maxMicros();
   base::MutexLock lock(d.tasks_mutex);
   s.mode = d.mode.load(std::memory_order_relaxed);
   s.mode_switches = d.mode_switches;
   // Retired and live timers' re-arms, read under the lock that retires them.
-  s.timeout_rearms = d.task_counters.rearms.load(std::memory_order_relaxed);
+  s.timeout_rearms = d.task_counters[static_cast<size_t>(TimeoutMode::kEventDriven)].rearms.load(
+      std::memory_order_relaxed);
   if (d.timer) {
     ++s.timeout_tasks;
     s.timeout_rearms += d.timer->rearms();

@@ -40,6 +40,7 @@
 // their destructors).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -54,9 +55,11 @@
 
 #include "clock/clock_ref.h"
 #include "config/configuration.h"
+#include "durability/commit_latency.h"
 #include "durability/passive_durability_monitor.h"
 #include "durability/resolved_writes.h"
 #include "durability/sync_write.h"
+#include "durability/timeout_lateness.h"
 #include "durability/timeout_mode.h"
 #include "durability/topology.h"
 #include "executor/executor_pool.h"
@@ -96,6 +99,17 @@ struct DurabilityStats {
   uint64_t mode_switches = 0;   // changes of durability_timeout_mode applied
   uint64_t timeout_tasks = 0;   // timeout tasks scheduled now (1 per bucket in either mode)
   uint64_t polling_passes = 0;  // completed passes of the polling task (all of them)
+  // By level (Level's value), summed over the vbuckets: SyncWrites accepted,
+  // committed (promoted prepares included) and aborted (any reason).
+  std::array<uint64_t, kLevelCount> accepted_by_level{};
+  std::array<uint64_t, kLevelCount> committed_by_level{};
+  std::array<uint64_t, kLevelCount> aborted_by_level{};
+  // Clients answered SyncWriteAmbiguous, by AmbiguousReason's value.
+  std::array<uint64_t, kAmbiguousReasonCount> ambiguous_by_reason{};
+  // By TimeoutMode's value: its task's runs, and the lateness of the
+  // timeouts it answered (timeout_late_* above are of both together).
+  std::array<uint64_t, 2> timeout_task_runs_by_mode{};
+  std::array<TimeoutLateness::Snapshot, 2> timeout_lateness_by_mode{};
 };
 
 // See "Time" above.
@@ -283,6 +297,9 @@ class BucketDurability {
 
   TimeoutMode mode() const noexcept;
   DurabilityStats stats() const;
+  // The latency from acceptance to commit of the SyncWrites of `level` that
+  // had a client (commit_latency.h), since construction.
+  CommitLatency::Snapshot commitLatency(Level level) const noexcept;
 
   // Test and diagnostic views. The earliest deadline (on the injected clock)
   // the bucket's event-driven timer is armed for: clock::kNever when asleep

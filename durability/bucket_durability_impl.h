@@ -5,6 +5,7 @@
 // installed; bucket_durability.cc's file comment gives the lock order.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -57,7 +58,9 @@ struct BucketDurability::Impl {
   const clock::ClockRef visitor_clock;
 
   DurabilitySettings settings;
-  TimeoutTaskCounters task_counters;
+  // One set per mode (TimeoutMode's value), each given to that mode's task.
+  std::array<TimeoutTaskCounters, 2> task_counters;
+  TimeoutTaskCounters& countersOf(TimeoutMode m) { return task_counters[static_cast<size_t>(m)]; }
   // The vbuckets with SyncWrites in flight, kept by their monitors; what
   // both timeout mechanisms read instead of every vbucket.
   vbucket::VBucketSet in_flight;

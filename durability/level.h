@@ -19,6 +19,7 @@ enum class Level : uint8_t {
   kMajorityAndPersistOnMaster = 2,  // ... and persisted on the active
   kPersistToMajority = 3,           // persisted on a majority of every chain
 };
+inline constexpr size_t kLevelCount = 4;  // kNone included, so a Level's value indexes
 
 // The level for a protocol byte, or nullopt for a value no level has (the
 // caller answers "invalid durability level").

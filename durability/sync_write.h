@@ -96,6 +96,7 @@ enum class AmbiguousReason : uint8_t {
   kShutdown,       // the process is stopping
   kFlushed,        // the bucket was flushed (BucketDurability::flush); an abort was queued
 };
+inline constexpr size_t kAmbiguousReasonCount = 5;
 
 // "timeout", "left_active", "bucket_deleted", "shutdown", "flushed".
 std::string_view toString(AmbiguousReason reason) noexcept;

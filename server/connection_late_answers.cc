@@ -9,6 +9,7 @@
 #include <boost/asio/post.hpp>
 
 #include "server/connection.h"
+#include "server/metrics/op_counters.h"
 
 namespace syncwrite::server {
 
@@ -86,8 +87,21 @@ void Connection::fillFromInbox(bool drain) {
   if (draining_.capacity() > kMaxSlots / 4) std::vector<LateAnswer>().swap(draining_);
 }
 
+namespace {
+
+// One SyncWrite's answer, counted when it is built (metrics/op_counters.h).
+void countLateAnswer(const LateAnswerShape& shape, const durability::Resolution& resolution) {
+  metrics::OpCounters::count(
+      static_cast<uint8_t>(shape.opcode),
+      static_cast<uint16_t>(resolution.committed ? protocol::Status::kSuccess
+                                                 : protocol::Status::kSyncWriteAmbiguous));
+}
+
+}  // namespace
+
 void Connection::fillUnordered(uint32_t index, const durability::Resolution& resolution) {
   if (closed_) return;
+  countLateAnswer(unordered_shapes_[index], resolution);
   --unordered_pending_;
   unordered_free_.push_back(index);
   if (!lateAnswerMayBeSent(unordered_shapes_[index], resolution)) {
@@ -109,6 +123,7 @@ void Connection::fill(uint64_t slot_seq, const durability::Resolution& resolutio
   if (closed_ || slot_seq < first_slot_seq_) return;
   AnswerSlot& slot = slots_[slot_seq - first_slot_seq_];
   if (slot.state() != AnswerSlot::State::kPending) return;  // answered already: never twice
+  countLateAnswer(slot.shape(), resolution);
   if (!lateAnswerMayBeSent(slot.shape(), resolution)) {
     // The slot stays pending: the answers ahead of it leave, then the
     // connection closes.

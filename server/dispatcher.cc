@@ -2,8 +2,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <string_view>
 
 #include "server/commands/families.h"
+#include "server/metrics/op_counters.h"
+#include "server/protocol/packet.h"
 #include "server/protocol/response_encoder.h"
 #include "server/xerror_remap.h"
 
@@ -60,6 +63,15 @@ Disposition Dispatcher::execute(const protocol::Request& request, Session& sessi
   // After the handler: a HELLO that turned XERROR on answers as one.
   if (!session.xerror && !remapForClientWithoutXerror(out, before)) {
     return Disposition::kDisconnect;
+  }
+  // The status of its first answer (a quiet command that answered nothing
+  // succeeded); a deferred one is counted when its answer is built.
+  if (disposition == Disposition::kAnswered || disposition == Disposition::kClose) {
+    metrics::OpCounters::count(static_cast<uint8_t>(request.opcode),
+                               out.size() >= before + protocol::kHeaderSize
+                                   ? protocol::decodeHeader(std::string_view(out).substr(before))
+                                         .vbucket_or_status
+                                   : static_cast<uint16_t>(protocol::Status::kSuccess));
   }
   return disposition;
 }

@@ -82,6 +82,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::create(ServerConfig config) {
   context.users = std::make_unique<sasl::UserStore>(config.users);
   context.user_buckets = std::move(config.user_buckets);
   context.cluster = config.cluster;
+  server->prometheus_port_ = config.prometheus_port;
   if (config.cluster) {
     if (auto it = config.users.find(config.cluster->replication_user); it != config.users.end()) {
       server->replication_password_ = it->second;
@@ -107,6 +108,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::create(ServerConfig config) {
   for (size_t i = 0; i < kIoThreads; ++i) {
     context.turns.push_back(std::make_unique<TurnQueue>(2));
     context.drains.push_back(std::make_unique<TurnQueue>(2));
+    context.op_counters.push_back(std::make_unique<metrics::OpCounters>());
   }
   context.pool = std::make_unique<executor::ExecutorPool>(
       executor::ExecutorPool::threadsFor(server_config.get(config::keys::kNumNonioThreads)));
@@ -160,6 +162,19 @@ absl::Status Server::run(const ServerOptions& options) {
   if (auto status = listen(options); !status.ok()) return status;
   const uint16_t port = acceptor_.local_endpoint().port();
   context_.port = port;  // before any I/O thread runs
+  if (prometheus_port_) {
+    auto endpoint = metrics::MetricsEndpoint::start(options.host, *prometheus_port_, context_);
+    if (!endpoint.ok()) return endpoint.status();
+    metrics_ = std::move(*endpoint);
+    logLine(absl::StrCat("serving Prometheus metrics on http://", options.host, ":",
+                         metrics_->port(), "/metrics",
+                         context_.users->empty() ? " (no authentication: the config has no users)"
+                                                 : " (HTTP basic auth as a configured user)"));
+    if (options.port_file) {
+      const std::string file = *options.port_file + ".prometheus";
+      if (auto status = writePortFile(file, metrics_->port()); !status.ok()) return status;
+    }
+  }
   if (options.port_file) {
     if (auto status = writePortFile(*options.port_file, port); !status.ok()) return status;
   }
@@ -184,7 +199,9 @@ absl::Status Server::run(const ServerOptions& options) {
     io_threads_.emplace_back([this, i] {
       const std::string name = absl::StrCat("mcbp_io", i);
       pthread_setname_np(pthread_self(), name.c_str());
+      metrics::OpCounters::bindThisThread(context_.op_counters[i].get());
       ios_[i]->run();
+      metrics::OpCounters::bindThisThread(nullptr);
     });
   }
 
@@ -370,6 +387,8 @@ void Server::onConnectionClosed(Connection* connection) {
 }
 
 void Server::shutdown() {
+  // 0. Scrapes end (each one reads the buckets).
+  metrics_.reset();
   // 1. No new connections; no more signals to handle.
   boost::asio::post(accept_strand_, [this] {
     boost::system::error_code ignored;

@@ -55,6 +55,7 @@
 #include "base/mutex.h"
 #include "server/connection.h"
 #include "server/dispatcher.h"
+#include "server/metrics/metrics_endpoint.h"
 #include "server/options.h"
 #include "server/replication_client.h"
 #include "server/server_config.h"
@@ -171,6 +172,10 @@ class Server {
 
   // The password of the cluster's replication_user (empty without users).
   std::string replication_password_;
+  // prometheus_port, when configured; the endpoint starts in run() and stops
+  // first in shutdown().
+  std::optional<uint16_t> prometheus_port_;
+  std::unique_ptr<metrics::MetricsEndpoint> metrics_;
   std::map<const Bucket*, std::shared_ptr<ReplicaRoute>> routes_
       ABSL_GUARDED_BY(context_.replication_mutex);
 };

@@ -41,6 +41,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -84,6 +85,9 @@ struct ServerConfig {
   // The "cluster" entry (cluster_config.h); none: a single node, every
   // vbucket active here.
   std::optional<ClusterSpec> cluster;
+  // The server key prometheus_port when the file has it (0: ephemeral);
+  // none: no metrics endpoint.
+  std::optional<uint16_t> prometheus_port;
 };
 
 // The configuration used without --config: one user, "Administrator" with

@@ -27,6 +27,7 @@
 #include "executor/executor_pool.h"
 #include "server/bucket.h"
 #include "server/cluster_config.h"
+#include "server/metrics/op_counters.h"
 #include "server/sasl/user_store.h"
 #include "server/turn_queue.h"
 
@@ -86,6 +87,9 @@ struct ServerContext {
   // max_connections was reached (which rejected_connections also counts).
   std::atomic<uint64_t> total_connections{0};
   std::atomic<uint64_t> rejected_connections{0};  // closed on accept (max_connections)
+  // The answers each I/O thread gave, by opcode and status (one table per
+  // thread, bound at its start: metrics/op_counters.h).
+  std::vector<std::unique_ptr<metrics::OpCounters>> op_counters;
   // Turns that stopped at Connection::kRequestsPerTurn with more buffered and
   // went on after the other connections' queued handlers (fairness).
   std::atomic<uint64_t> read_turns_yielded{0};

@@ -419,6 +419,36 @@ TEST_F(MonitorTest, CountersFollowTheWrites) {
   EXPECT_EQ(c.in_flight, 0u);
 }
 
+TEST_F(MonitorTest, CountersByLevelAndByCause) {
+  const auto at = [](Level l) { return static_cast<size_t>(l); };
+  write("m");                                           // seqno 1, commits
+  write("p", Level::kMajorityAndPersistOnMaster);       // 2, commits
+  write("t", Level::kMajority, *Timeout::fromMillis(5));  // 3, times out
+  write("l", Level::kPersistToMajority);                // 4, left active
+  ack(2);
+  persist(2);
+  clock_.advance(10ms);
+  timeouts();
+  ResolvedWrites resolved;
+  monitor_.abortAll(AmbiguousReason::kLeftActive, /*close=*/false, resolved);
+  resolved.notify();
+  const MonitorCounters c = monitor_.counters();
+  EXPECT_EQ(c.accepted_by_level[at(Level::kMajority)], 2u);
+  EXPECT_EQ(c.accepted_by_level[at(Level::kMajorityAndPersistOnMaster)], 1u);
+  EXPECT_EQ(c.accepted_by_level[at(Level::kPersistToMajority)], 1u);
+  EXPECT_EQ(c.committed_by_level[at(Level::kMajority)], 1u);
+  EXPECT_EQ(c.committed_by_level[at(Level::kMajorityAndPersistOnMaster)], 1u);
+  EXPECT_EQ(c.committed_by_level[at(Level::kPersistToMajority)], 0u);
+  EXPECT_EQ(c.aborted_by_level[at(Level::kMajority)], 1u);
+  EXPECT_EQ(c.aborted_by_level[at(Level::kPersistToMajority)], 1u);
+  EXPECT_EQ(c.ambiguous_by_reason[static_cast<size_t>(AmbiguousReason::kTimeout)], 1u);
+  EXPECT_EQ(c.ambiguous_by_reason[static_cast<size_t>(AmbiguousReason::kLeftActive)], 1u);
+  EXPECT_EQ(c.accepted_by_level[at(Level::kNone)], 0u);
+  // Each commit with a client was timed, from the prepare's CAS (7 here).
+  EXPECT_EQ(settings_.commit_latency.snapshot(Level::kMajority).count(), 1u);
+  EXPECT_EQ(settings_.commit_latency.snapshot(Level::kMajorityAndPersistOnMaster).count(), 1u);
+}
+
 // A listener that records what it is told.
 class RecordingListener final : public DeadlineListener {
  public:
