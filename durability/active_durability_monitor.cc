@@ -192,6 +192,23 @@ Seqno ActiveDurabilityMonitor::ackedSeqno(const std::string& node) const {
   return acks_.ackedSeqno(node);
 }
 
+std::vector<std::pair<std::string, uint64_t>> ActiveDurabilityMonitor::unackedByReplica() const {
+  base::MutexLock lock(mutex_);
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (const ReplicationChain& chain : acks_.topology().chains()) {
+    for (const std::string& replica : chain.replicas) {
+      if (replica.empty()) continue;
+      const Seqno acked = acks_.ackedSeqno(replica);
+      // writes_ is in seqno order: those above the ack are a suffix.
+      const auto first = std::upper_bound(
+          writes_.begin(), writes_.end(), acked,
+          [](Seqno a, const TrackedWrite& w) noexcept { return a < w.seqno(); });
+      out.emplace_back(replica, static_cast<uint64_t>(writes_.end() - first));
+    }
+  }
+  return out;
+}
+
 void ActiveDurabilityMonitor::notifyLocalPersistence(Seqno persisted_seqno,
                                                      ResolvedWrites& resolved) {
   if (settings_.awaiting_persistence.load(std::memory_order_relaxed) == 0) return;

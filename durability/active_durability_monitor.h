@@ -165,6 +165,10 @@ class ActiveDurabilityMonitor {
   bool seqnoAckReceived(const std::string& node, Seqno prepared_seqno, ResolvedWrites& resolved);
   // What `node` has acknowledged, as counted (0: nothing, or not a replica).
   Seqno ackedSeqno(const std::string& node) const;
+  // For each defined replica of the topology, how many tracked writes it has
+  // not acknowledged yet (seqno above its ack), in chain order. O(replicas ×
+  // log writes) under the lock.
+  std::vector<std::pair<std::string, uint64_t>> unackedByReplica() const;
 
   // This node persisted the vbucket up to `persisted_seqno`. One atomic load
   // and no lock while no write tracked in the bucket needs persistence here

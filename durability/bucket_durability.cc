@@ -18,6 +18,7 @@
 // released; onStateChange()'s still under the vbucket's transition_mutex_.
 #include "durability/bucket_durability.h"
 
+#include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -398,6 +399,15 @@ void BucketDurability::shutdownOnce(AmbiguousReason reason) {
 
 TimeoutMode BucketDurability::mode() const noexcept {
   return impl_->mode.load(std::memory_order_acquire);
+}
+
+std::vector<std::pair<std::string, uint64_t>> BucketDurability::unackedByReplica() const {
+  std::map<std::string, uint64_t> sums;
+  for (const Impl::Slot& slot : impl_->slots) {
+    if (slot.monitor->vbucket().state() != vbucket::VBucketState::kActive) continue;
+    for (auto& [replica, unacked] : slot.monitor->unackedByReplica()) sums[replica] += unacked;
+  }
+  return {sums.begin(), sums.end()};
 }
 
 CommitLatency::Snapshot BucketDurability::commitLatency(Level level) const noexcept {

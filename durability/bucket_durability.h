@@ -297,6 +297,10 @@ class BucketDurability {
 
   TimeoutMode mode() const noexcept;
   DurabilityStats stats() const;
+  // For each replica named by some active vbucket's topology, the tracked
+  // SyncWrites of those vbuckets it has not acknowledged yet (what it holds
+  // back), summed over the vbuckets; in name order. O(vbuckets × replicas).
+  std::vector<std::pair<std::string, uint64_t>> unackedByReplica() const;
   // The latency from acceptance to commit of the SyncWrites of `level` that
   // had a client (commit_latency.h), since construction.
   CommitLatency::Snapshot commitLatency(Level level) const noexcept;

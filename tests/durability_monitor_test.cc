@@ -449,6 +449,19 @@ TEST_F(MonitorTest, CountersByLevelAndByCause) {
   EXPECT_EQ(settings_.commit_latency.snapshot(Level::kMajorityAndPersistOnMaster).count(), 1u);
 }
 
+TEST_F(MonitorTest, EachReplicaHoldsBackTheWritesAboveItsAck) {
+  using Unacked = std::vector<std::pair<std::string, uint64_t>>;
+  EXPECT_EQ(monitor_.unackedByReplica(), (Unacked{{"replica1", 0}}));
+  write("a", Level::kPersistToMajority);  // stays: nothing persists here
+  write("b", Level::kPersistToMajority);
+  write("c", Level::kPersistToMajority);
+  EXPECT_EQ(monitor_.unackedByReplica(), (Unacked{{"replica1", 3}}));
+  ack(2);
+  EXPECT_EQ(monitor_.unackedByReplica(), (Unacked{{"replica1", 1}}));
+  ack(3);
+  EXPECT_EQ(monitor_.unackedByReplica(), (Unacked{{"replica1", 0}}));
+}
+
 // A listener that records what it is told.
 class RecordingListener final : public DeadlineListener {
  public:

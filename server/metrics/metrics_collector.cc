@@ -121,6 +121,9 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
                                 MetricType::Counter);
   MetricFamily curr_items = family("kv_curr_items", "Items in the bucket's active vbuckets",
                                    MetricType::Gauge);
+  MetricFamily unacked = family("kv_replica_sync_writes_unacked",
+                                "Tracked SyncWrites a replica has not acknowledged yet",
+                                MetricType::Gauge);
 
   for (const auto& [name, bucket] : context_.buckets) {
     const durability::BucketDurability& d = bucket->durability();
@@ -153,6 +156,9 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
                      return static_cast<double>(durability::TimeoutLateness::upperEdgeMicros(i)) /
                             1e6;
                    });
+    }
+    for (const auto& [replica, count] : d.unackedByReplica()) {
+      addGauge(unacked, {{"bucket", name}, {"replica", replica}}, static_cast<double>(count));
     }
     addCounter(plain, {{"bucket", name}}, s.plain_writes);
     addCounter(refused, {{"bucket", name}}, s.refused);
@@ -198,7 +204,7 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   for (MetricFamily* f :
        {&accepted, &committed, &aborted, &latency, &ambiguous, &pending, &lateness, &task_runs,
         &plain, &refused, &mem_used, &max_size, &checkpoint, &checkpoint_quota, &tmp_oom,
-        &curr_items, &connections, &total_connections, &rejected, &ops}) {
+        &curr_items, &unacked, &connections, &total_connections, &rejected, &ops}) {
     out.push_back(std::move(*f));
   }
   return out;

@@ -196,5 +196,11 @@ describe('metrics scraped by a real Prometheus', () => {
     );
     assert.equal(lateness, TIMED_OUT);
     assert.ok((await scalar(url, 'kv_curr_connections{job="syncwrite"}')) >= 1);
+    // The paused replica holds nothing back once those writes were aborted.
+    assert.equal(await scalar(url, 'kv_replica_sync_writes_unacked{replica="replica1"}'), 0);
+    assert.equal(
+      await scalar(url, 'kv_mcbp_ops{job="syncwrite",opcode="SET",status="SyncWriteAmbiguous"}'),
+      TIMED_OUT,
+    );
   });
 });
