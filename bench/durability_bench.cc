@@ -152,7 +152,10 @@ void BM_CommitLatencyRecord(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_CommitLatencyRecord)->Name("SyncWriteBench/CommitLatencyRecord")->Threads(1)->Threads(2);
+BENCHMARK(BM_CommitLatencyRecord)
+    ->Name("SyncWriteBench/CommitLatencyRecord")
+    ->Threads(1)
+    ->Threads(2);
 
 template <typename Clock>
 void BM_DeadlineStamp(benchmark::State& state) {

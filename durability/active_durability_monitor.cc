@@ -200,9 +200,9 @@ std::vector<std::pair<std::string, uint64_t>> ActiveDurabilityMonitor::unackedBy
       if (replica.empty()) continue;
       const Seqno acked = acks_.ackedSeqno(replica);
       // writes_ is in seqno order: those above the ack are a suffix.
-      const auto first = std::upper_bound(
-          writes_.begin(), writes_.end(), acked,
-          [](Seqno a, const TrackedWrite& w) noexcept { return a < w.seqno(); });
+      const auto first =
+          std::upper_bound(writes_.begin(), writes_.end(), acked,
+                           [](Seqno a, const TrackedWrite& w) noexcept { return a < w.seqno(); });
       out.emplace_back(replica, static_cast<uint64_t>(writes_.end() - first));
     }
   }

@@ -101,7 +101,8 @@ void BucketDurability::Impl::stopTimerLocked() {
   // Detached first, each under its monitor's lock: no one re-arms it afterwards.
   for (Slot& slot : slots) slot.monitor->setDeadlineListener(nullptr);
   pool.cancel(timer->id());
-  countersOf(TimeoutMode::kEventDriven).rearms.fetch_add(timer->rearms(), std::memory_order_relaxed);
+  countersOf(TimeoutMode::kEventDriven)
+      .rearms.fetch_add(timer->rearms(), std::memory_order_relaxed);
   timer.reset();
 }
 

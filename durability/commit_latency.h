@@ -27,9 +27,8 @@ namespace syncwrite::durability {
 class CommitLatency {
  public:
   static constexpr std::array<uint64_t, 19> kEdgesMicros = {
-      100,     250,     500,     1000,     2500,     5000,     10000,
-      25000,   50000,   100000,  250000,   500000,   1000000,  2500000,
-      5000000, 10000000, 20000000, 30000000, 60000000};
+      100,    250,    500,     1000,    2500,    5000,     10000,    25000,    50000,   100000,
+      250000, 500000, 1000000, 2500000, 5000000, 10000000, 20000000, 30000000, 60000000};
   static constexpr size_t kBuckets = kEdgesMicros.size() + 1;  // the last: over 60 s
   static constexpr size_t kShards = 8;
 

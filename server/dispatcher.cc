@@ -67,11 +67,11 @@ Disposition Dispatcher::execute(const protocol::Request& request, Session& sessi
   // The status of its first answer (a quiet command that answered nothing
   // succeeded); a deferred one is counted when its answer is built.
   if (disposition == Disposition::kAnswered || disposition == Disposition::kClose) {
-    metrics::OpCounters::count(static_cast<uint8_t>(request.opcode),
-                               out.size() >= before + protocol::kHeaderSize
-                                   ? protocol::decodeHeader(std::string_view(out).substr(before))
-                                         .vbucket_or_status
-                                   : static_cast<uint16_t>(protocol::Status::kSuccess));
+    metrics::OpCounters::count(
+        static_cast<uint8_t>(request.opcode),
+        out.size() >= before + protocol::kHeaderSize
+            ? protocol::decodeHeader(std::string_view(out).substr(before)).vbucket_or_status
+            : static_cast<uint16_t>(protocol::Status::kSuccess));
   }
   return disposition;
 }

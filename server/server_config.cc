@@ -232,7 +232,8 @@ absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document,
   result.server = std::make_unique<config::Configuration>(config::Scope::kServer);
   if (auto s = result.server->loadJson(server_keys); !s.ok()) return located("config", s);
   if (server_keys.contains("prometheus_port")) {
-    result.prometheus_port = static_cast<uint16_t>(result.server->get(config::keys::kPrometheusPort));
+    result.prometheus_port =
+        static_cast<uint16_t>(result.server->get(config::keys::kPrometheusPort));
   }
 
   if (buckets == nullptr || !buckets->is_object() || buckets->empty()) {

@@ -342,9 +342,9 @@ TEST_F(DcpStreamTest, APromotionWithoutATopologyHoldsItsPreparesAndRefusesSyncWr
                              Requirements{Level::kMajority, Timeout::bucketDefault()}};
   EXPECT_EQ(replica_->write(0, durable_write, recorder_.completion("new")).status,
             WriteStatus::kTemporaryFailure);
-  EXPECT_EQ(replica_->write(0, WriteRequest{WriteOp::kSet, "plain", "3", 9, std::nullopt}, {})
-                .status,
-            WriteStatus::kCommitted);
+  EXPECT_EQ(
+      replica_->write(0, WriteRequest{WriteOp::kSet, "plain", "3", 9, std::nullopt}, {}).status,
+      WriteStatus::kCommitted);
   // An ack that arrives meanwhile is kept and counts once the chain is known.
   EXPECT_FALSE(replica_->seqnoAcknowledged(0, "other", 1));
   EXPECT_TRUE(replica_->reCommitInProgress(0, "open"));

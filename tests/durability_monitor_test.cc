@@ -421,10 +421,10 @@ TEST_F(MonitorTest, CountersFollowTheWrites) {
 
 TEST_F(MonitorTest, CountersByLevelAndByCause) {
   const auto at = [](Level l) { return static_cast<size_t>(l); };
-  write("m");                                           // seqno 1, commits
-  write("p", Level::kMajorityAndPersistOnMaster);       // 2, commits
+  write("m");                                             // seqno 1, commits
+  write("p", Level::kMajorityAndPersistOnMaster);         // 2, commits
   write("t", Level::kMajority, *Timeout::fromMillis(5));  // 3, times out
-  write("l", Level::kPersistToMajority);                // 4, left active
+  write("l", Level::kPersistToMajority);                  // 4, left active
   ack(2);
   persist(2);
   clock_.advance(10ms);

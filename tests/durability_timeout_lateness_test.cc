@@ -55,7 +55,7 @@ TEST(TimeoutLateness, SnapshotsCarryTheSumAndAddUp) {
   EXPECT_EQ(both.count(), 3u);
   EXPECT_EQ(both.sum_ns, 2 * 3000u + 700000u);
   EXPECT_EQ(both.maxMicros(), 700u);
-  EXPECT_EQ(both.counts[2], 2u);  // [2, 4) µs
+  EXPECT_EQ(both.counts[2], 2u);   // [2, 4) µs
   EXPECT_EQ(both.counts[10], 1u);  // [512, 1024) µs
   EXPECT_EQ(both.percentileMicros(0.5), 4u);
   EXPECT_EQ(TimeoutLateness::upperEdgeMicros(0), 1u);
@@ -64,12 +64,12 @@ TEST(TimeoutLateness, SnapshotsCarryTheSumAndAddUp) {
 
 TEST(CommitLatency, EachLevelCountsIntoTheBucketAtOrAboveItsLatency) {
   CommitLatency latency;
-  latency.record(Level::kMajority, 50'000);         // 50 µs: the first bucket (≤ 100 µs)
-  latency.record(Level::kMajority, 100'000);        // exactly 100 µs: still the first
-  latency.record(Level::kMajority, 20'000'000);     // 20 ms: (10, 25] ms
-  latency.record(Level::kPersistToMajority, -5);    // a clock step back counts as 0
+  latency.record(Level::kMajority, 50'000);       // 50 µs: the first bucket (≤ 100 µs)
+  latency.record(Level::kMajority, 100'000);      // exactly 100 µs: still the first
+  latency.record(Level::kMajority, 20'000'000);   // 20 ms: (10, 25] ms
+  latency.record(Level::kPersistToMajority, -5);  // a clock step back counts as 0
   latency.record(Level::kMajority, int64_t{61} * 1'000'000'000);  // over 60 s: the open bucket
-  latency.record(Level::kNone, 1);                  // not a SyncWrite: ignored
+  latency.record(Level::kNone, 1);                                // not a SyncWrite: ignored
   const CommitLatency::Snapshot majority = latency.snapshot(Level::kMajority);
   EXPECT_EQ(majority.count(), 4u);
   EXPECT_EQ(majority.counts[0], 2u);

@@ -63,8 +63,8 @@ void addHistogram(MetricFamily& f, std::vector<ClientMetric::Label> labels, cons
   uint64_t cumulative = 0;
   for (size_t i = 0; i < counts.size(); ++i) {
     cumulative += counts[i];
-    const double edge = i + 1 == counts.size() ? std::numeric_limits<double>::infinity()
-                                               : edge_seconds(i);
+    const double edge =
+        i + 1 == counts.size() ? std::numeric_limits<double>::infinity() : edge_seconds(i);
     m.histogram.bucket.push_back({cumulative, edge});
   }
   m.histogram.sample_count = cumulative;
@@ -85,45 +85,46 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
       family("kv_vb_active_sync_write_committed_count",
              "SyncWrites committed by the active vbuckets (promoted prepares included)",
              MetricType::Counter);
-  MetricFamily aborted = family("kv_vb_active_sync_write_aborted_count",
-                                "SyncWrites aborted by the active vbuckets, for any reason",
-                                MetricType::Counter);
-  MetricFamily latency = family("kv_sync_write_commit_duration_seconds",
-                                "SyncWrite latency from acceptance to commit (writes with a client)",
-                                MetricType::Histogram);
+  MetricFamily aborted =
+      family("kv_vb_active_sync_write_aborted_count",
+             "SyncWrites aborted by the active vbuckets, for any reason", MetricType::Counter);
+  MetricFamily latency = family(
+      "kv_sync_write_commit_duration_seconds",
+      "SyncWrite latency from acceptance to commit (writes with a client)", MetricType::Histogram);
   // syncwrite's own.
   MetricFamily ambiguous =
-      family("kv_sync_write_ambiguous_count",
-             "Clients answered SyncWriteAmbiguous, by cause", MetricType::Counter);
-  MetricFamily pending =
-      family("kv_sync_writes_pending", "SyncWrites accepted and not resolved yet", MetricType::Gauge);
+      family("kv_sync_write_ambiguous_count", "Clients answered SyncWriteAmbiguous, by cause",
+             MetricType::Counter);
+  MetricFamily pending = family("kv_sync_writes_pending",
+                                "SyncWrites accepted and not resolved yet", MetricType::Gauge);
   MetricFamily lateness =
       family("kv_durability_timeout_lateness_seconds",
              "How long after their deadline timed-out SyncWrites were answered (upper bounds)",
              MetricType::Histogram);
-  MetricFamily task_runs = family("kv_durability_timeout_task_runs",
-                                  "Runs of the bucket's timeout task, by mode", MetricType::Counter);
-  MetricFamily plain = family("kv_plain_write_count", "Writes without durability committed",
-                              MetricType::Counter);
-  MetricFamily refused = family("kv_write_refused_count",
-                                "Writes refused (any status but success or pending)",
-                                MetricType::Counter);
-  MetricFamily mem_used = family("kv_mem_used_bytes", "Memory the bucket accounts for",
-                                 MetricType::Gauge);
-  MetricFamily max_size = family("kv_ep_max_size_bytes", "The bucket's memory quota",
-                                 MetricType::Gauge);
+  MetricFamily task_runs =
+      family("kv_durability_timeout_task_runs", "Runs of the bucket's timeout task, by mode",
+             MetricType::Counter);
+  MetricFamily plain =
+      family("kv_plain_write_count", "Writes without durability committed", MetricType::Counter);
+  MetricFamily refused =
+      family("kv_write_refused_count", "Writes refused (any status but success or pending)",
+             MetricType::Counter);
+  MetricFamily mem_used =
+      family("kv_mem_used_bytes", "Memory the bucket accounts for", MetricType::Gauge);
+  MetricFamily max_size =
+      family("kv_ep_max_size_bytes", "The bucket's memory quota", MetricType::Gauge);
   MetricFamily checkpoint = family("kv_ep_checkpoint_memory_bytes",
                                    "Memory of the bucket's checkpoints", MetricType::Gauge);
   MetricFamily checkpoint_quota = family("kv_checkpoint_memory_quota_bytes",
                                          "The checkpoint share of the quota", MetricType::Gauge);
-  MetricFamily tmp_oom = family("kv_ep_tmp_oom_errors",
-                                "Writes refused Etmpfail because the bucket was at its quota",
-                                MetricType::Counter);
-  MetricFamily curr_items = family("kv_curr_items", "Items in the bucket's active vbuckets",
-                                   MetricType::Gauge);
-  MetricFamily unacked = family("kv_replica_sync_writes_unacked",
-                                "Tracked SyncWrites a replica has not acknowledged yet",
-                                MetricType::Gauge);
+  MetricFamily tmp_oom =
+      family("kv_ep_tmp_oom_errors", "Writes refused Etmpfail because the bucket was at its quota",
+             MetricType::Counter);
+  MetricFamily curr_items =
+      family("kv_curr_items", "Items in the bucket's active vbuckets", MetricType::Gauge);
+  MetricFamily unacked =
+      family("kv_replica_sync_writes_unacked",
+             "Tracked SyncWrites a replica has not acknowledged yet", MetricType::Gauge);
 
   for (const auto& [name, bucket] : context_.buckets) {
     const durability::BucketDurability& d = bucket->durability();
@@ -141,21 +142,21 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
                    });
     }
     for (const durability::AmbiguousReason reason : kReasons) {
-      addCounter(ambiguous, {{"bucket", name}, {"cause", std::string(durability::toString(reason))}},
+      addCounter(ambiguous,
+                 {{"bucket", name}, {"cause", std::string(durability::toString(reason))}},
                  s.ambiguous_by_reason[static_cast<size_t>(reason)]);
     }
     addGauge(pending, {{"bucket", name}}, static_cast<double>(s.in_flight));
     for (const durability::TimeoutMode mode : kModes) {
       const auto m = static_cast<size_t>(mode);
-      const std::vector<ClientMetric::Label> labels{{"bucket", name},
-                                                    {"mode", std::string(durability::toString(mode))}};
+      const std::vector<ClientMetric::Label> labels{
+          {"bucket", name}, {"mode", std::string(durability::toString(mode))}};
       addCounter(task_runs, labels, s.timeout_task_runs_by_mode[m]);
       const durability::TimeoutLateness::Snapshot& late = s.timeout_lateness_by_mode[m];
-      addHistogram(lateness, labels, late.counts, static_cast<double>(late.sum_ns) / 1e9,
-                   [](size_t i) {
-                     return static_cast<double>(durability::TimeoutLateness::upperEdgeMicros(i)) /
-                            1e6;
-                   });
+      addHistogram(
+          lateness, labels, late.counts, static_cast<double>(late.sum_ns) / 1e9, [](size_t i) {
+            return static_cast<double>(durability::TimeoutLateness::upperEdgeMicros(i)) / 1e6;
+          });
     }
     for (const auto& [replica, count] : d.unackedByReplica()) {
       addGauge(unacked, {{"bucket", name}, {"replica", replica}}, static_cast<double>(count));
@@ -178,33 +179,36 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
     addGauge(curr_items, {{"bucket", name}}, static_cast<double>(items));
   }
 
-  MetricFamily connections = family("kv_curr_connections", "Client connections open now",
-                                    MetricType::Gauge);
+  MetricFamily connections =
+      family("kv_curr_connections", "Client connections open now", MetricType::Gauge);
   addGauge(connections, {},
            static_cast<double>(context_.connections.load(std::memory_order_relaxed)));
   MetricFamily total_connections = family(
       "kv_total_connections", "Client connections accepted since start", MetricType::Counter);
   addCounter(total_connections, {}, context_.total_connections.load(std::memory_order_relaxed));
-  MetricFamily rejected = family("kv_rejected_conns", "Connections closed at accept (max_connections)",
-                                 MetricType::Counter);
+  MetricFamily rejected = family(
+      "kv_rejected_conns", "Connections closed at accept (max_connections)", MetricType::Counter);
   addCounter(rejected, {}, context_.rejected_connections.load(std::memory_order_relaxed));
 
-  MetricFamily ops = family("kv_mcbp_ops", "Requests answered, by opcode and by the answer's status",
-                            MetricType::Counter);
+  MetricFamily ops =
+      family("kv_mcbp_ops", "Requests answered, by opcode and by the answer's status",
+             MetricType::Counter);
   std::vector<const OpCounters*> tables;
   for (const auto& table : context_.op_counters) tables.push_back(table.get());
   for (const OpCounters::Total& t : OpCounters::total(tables)) {
-    addCounter(ops,
-               {{"opcode", std::string(protocol::toString(static_cast<protocol::Opcode>(t.opcode)))},
-                {"status", t.status ? std::string(protocol::toString(*t.status)) : "Other"}},
-               t.count);
+    addCounter(
+        ops,
+        {{"opcode", std::string(protocol::toString(static_cast<protocol::Opcode>(t.opcode)))},
+         {"status", t.status ? std::string(protocol::toString(*t.status)) : "Other"}},
+        t.count);
   }
 
   std::vector<MetricFamily> out;
   for (MetricFamily* f :
-       {&accepted, &committed, &aborted, &latency, &ambiguous, &pending, &lateness, &task_runs,
-        &plain, &refused, &mem_used, &max_size, &checkpoint, &checkpoint_quota, &tmp_oom,
-        &curr_items, &unacked, &connections, &total_connections, &rejected, &ops}) {
+       {&accepted,          &committed,        &aborted, &latency,    &ambiguous, &pending,
+        &lateness,          &task_runs,        &plain,   &refused,    &mem_used,  &max_size,
+        &checkpoint,        &checkpoint_quota, &tmp_oom, &curr_items, &unacked,   &connections,
+        &total_connections, &rejected,         &ops}) {
     out.push_back(std::move(*f));
   }
   return out;

@@ -15,9 +15,9 @@ namespace syncwrite::server::metrics {
 absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(
     const std::string& host, uint16_t port, const ServerContext& context) {
   // civetweb's form: an IPv6 address goes in brackets.
-  const std::string address =
-      host.find(':') != std::string::npos ? absl::StrCat("[", host, "]:", port)
-                                          : absl::StrCat(host, ":", port);
+  const std::string address = host.find(':') != std::string::npos
+                                  ? absl::StrCat("[", host, "]:", port)
+                                  : absl::StrCat(host, ":", port);
   std::unique_ptr<MetricsEndpoint> endpoint(new MetricsEndpoint());
   try {
     // One HTTP thread: a scrape is a few kilobytes every few seconds.

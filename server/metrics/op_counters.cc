@@ -10,15 +10,30 @@ using protocol::Status;
 // protocol::Status's values, each the slot of its index; the last slot is
 // every other status.
 constexpr Status kKnown[] = {
-    Status::kSuccess,         Status::kKeyNotFound,        Status::kKeyExists,
-    Status::kTooBig,          Status::kEinval,             Status::kNotStored,
-    Status::kDeltaBadval,     Status::kNotMyVbucket,       Status::kNoBucket,
-    Status::kAuthError,       Status::kAuthContinue,       Status::kRollback,
-    Status::kNoAccess,        Status::kUnknownCommand,     Status::kEnomem,
-    Status::kNotSupported,    Status::kInternalError,      Status::kBusy,
-    Status::kEtmpfail,        Status::kDurabilityInvalidLevel,
-    Status::kDurabilityImpossible,                         Status::kSyncWriteInProgress,
-    Status::kSyncWriteAmbiguous,                           Status::kSyncWriteReCommitInProgress,
+    Status::kSuccess,
+    Status::kKeyNotFound,
+    Status::kKeyExists,
+    Status::kTooBig,
+    Status::kEinval,
+    Status::kNotStored,
+    Status::kDeltaBadval,
+    Status::kNotMyVbucket,
+    Status::kNoBucket,
+    Status::kAuthError,
+    Status::kAuthContinue,
+    Status::kRollback,
+    Status::kNoAccess,
+    Status::kUnknownCommand,
+    Status::kEnomem,
+    Status::kNotSupported,
+    Status::kInternalError,
+    Status::kBusy,
+    Status::kEtmpfail,
+    Status::kDurabilityInvalidLevel,
+    Status::kDurabilityImpossible,
+    Status::kSyncWriteInProgress,
+    Status::kSyncWriteAmbiguous,
+    Status::kSyncWriteReCommitInProgress,
 };
 constexpr size_t kOtherSlot = OpCounters::kStatusSlots - 1;
 static_assert(std::size(kKnown) <= kOtherSlot, "more statuses than slots");
@@ -52,7 +67,8 @@ std::vector<OpCounters::Total> OpCounters::total(const std::vector<const OpCount
   for (size_t op = 0; op < 256; ++op) {
     for (size_t slot = 0; slot < kStatusSlots; ++slot) {
       uint64_t sum = 0;
-      for (const OpCounters* t : tables) sum += t->counts_[op][slot].load(std::memory_order_relaxed);
+      for (const OpCounters* t : tables)
+        sum += t->counts_[op][slot].load(std::memory_order_relaxed);
       if (sum == 0) continue;
       Total total{.opcode = static_cast<uint8_t>(op), .count = sum};
       if (slot < std::size(kKnown)) total.status = kKnown[slot];
