@@ -1,0 +1,142 @@
+#include "kvstore/kvstore.h"
+
+#include <utility>
+
+#include <absl/strings/str_cat.h>
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+namespace syncwrite::kvstore {
+namespace {
+
+constexpr const char* kPrepares = "prepares";
+constexpr const char* kStates = "vbstate";
+
+std::string prefixed(Vbid vbid, std::string_view key) {
+  std::string out;
+  out.reserve(2 + key.size());
+  out.push_back(static_cast<char>(vbid >> 8));
+  out.push_back(static_cast<char>(vbid & 0xff));
+  out.append(key);
+  return out;
+}
+
+absl::Status fromRocks(const rocksdb::Status& status, std::string_view what,
+                       const std::filesystem::path& dir) {
+  if (status.ok()) return absl::OkStatus();
+  const std::string message =
+      absl::StrCat(std::string(what), " ", dir.string(), ": RocksDB ", status.ToString());
+  return status.IsCorruption() ? absl::DataLossError(message) : absl::UnavailableError(message);
+}
+
+}  // namespace
+
+void KVStore::Batch::putCommitted(Vbid vbid, const DocumentRecord& record) {
+  ops_.push_back({Family::kCommitted, false, prefixed(vbid, record.key), encodeRecord(record)});
+}
+
+void KVStore::Batch::putPrepare(Vbid vbid, const DocumentRecord& record) {
+  ops_.push_back({Family::kPrepares, false, prefixed(vbid, record.key), encodeRecord(record)});
+}
+
+void KVStore::Batch::erasePrepare(Vbid vbid, std::string_view key) {
+  ops_.push_back({Family::kPrepares, true, prefixed(vbid, key), {}});
+}
+
+void KVStore::Batch::putState(Vbid vbid, std::string_view state_json) {
+  ops_.push_back({Family::kStates, false, prefixed(vbid, {}), std::string(state_json)});
+}
+
+absl::StatusOr<std::unique_ptr<KVStore>> KVStore::open(const std::filesystem::path& dir) {
+  std::unique_ptr<KVStore> store(new KVStore());
+  store->dir_ = dir;
+  absl::StatusOr<std::unique_ptr<DataDirLock>> lock = DataDirLock::acquire(dir);
+  if (!lock.ok()) return lock.status();
+  store->lock_ = std::move(*lock);
+
+  rocksdb::DBOptions options;
+  options.create_if_missing = true;
+  options.create_missing_column_families = true;
+  const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
+      {kPrepares, rocksdb::ColumnFamilyOptions()},
+      {kStates, rocksdb::ColumnFamilyOptions()},
+  };
+  rocksdb::DB* db = nullptr;
+  const rocksdb::Status opened =
+      rocksdb::DB::Open(options, (dir / "rocksdb").string(), families, &store->families_, &db);
+  if (absl::Status s = fromRocks(opened, "cannot open the database in", dir); !s.ok()) return s;
+  store->db_.reset(db);
+  return store;
+}
+
+KVStore::~KVStore() {
+  if (db_) {
+    for (rocksdb::ColumnFamilyHandle* family : families_) {
+      (void)db_->DestroyColumnFamilyHandle(family);
+    }
+    (void)db_->Close();
+  }
+}
+
+absl::Status KVStore::write(Batch& batch) {
+  rocksdb::WriteBatch rocks;
+  for (const Batch::Op& op : batch.ops_) {
+    rocksdb::ColumnFamilyHandle* family = families_[static_cast<size_t>(op.family)];
+    const rocksdb::Status s =
+        op.erase ? rocks.Delete(family, op.key) : rocks.Put(family, op.key, op.value);
+    if (!s.ok()) {
+      batch.ops_.clear();
+      return fromRocks(s, "cannot build a write batch for", dir_);
+    }
+  }
+  batch.ops_.clear();
+  rocksdb::WriteOptions options;
+  options.sync = true;
+  return fromRocks(db_->Write(options, &rocks), "cannot write to", dir_);
+}
+
+absl::Status KVStore::forEach(rocksdb::ColumnFamilyHandle* family, Vbid vbid,
+                              const Visit& visit) const {
+  const std::string prefix = prefixed(vbid, {});
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), family));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    const rocksdb::Slice key = it->key();
+    absl::StatusOr<DocumentRecord> record = decodeRecord(
+        std::string_view(key.data() + 2, key.size() - 2), it->value().ToStringView());
+    if (!record.ok()) {
+      return absl::DataLossError(absl::StrCat("vbucket ", vbid, " in ", dir_.string(), ": ",
+                                              record.status().message()));
+    }
+    if (absl::Status s = visit(*record); !s.ok()) return s;
+  }
+  return fromRocks(it->status(), "cannot read", dir_);
+}
+
+absl::Status KVStore::forEachCommitted(Vbid vbid, const Visit& visit) const {
+  return forEach(families_[0], vbid, visit);
+}
+
+absl::Status KVStore::forEachPrepare(Vbid vbid, const Visit& visit) const {
+  return forEach(families_[1], vbid, visit);
+}
+
+absl::StatusOr<std::map<Vbid, std::string>> KVStore::states() const {
+  std::map<Vbid, std::string> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), families_[2]));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const rocksdb::Slice key = it->key();
+    if (key.size() != 2) {
+      return absl::DataLossError(absl::StrCat("a vbucket state in ", dir_.string(),
+                                              " has a key of ", key.size(), " bytes, not 2"));
+    }
+    const auto vbid = static_cast<Vbid>((static_cast<uint8_t>(key[0]) << 8) |
+                                        static_cast<uint8_t>(key[1]));
+    out.emplace(vbid, it->value().ToString());
+  }
+  if (absl::Status s = fromRocks(it->status(), "cannot read", dir_); !s.ok()) return s;
+  return out;
+}
+
+}  // namespace syncwrite::kvstore
