@@ -15,20 +15,24 @@
 namespace syncwrite::kvstore {
 namespace {
 
-std::string errnoText(int error) { return std::error_code(error, std::generic_category()).message(); }
+std::string errnoText(int error) {
+  return std::error_code(error, std::generic_category()).message();
+}
 
 // The PID the lock file names, as text ("unknown" when it holds none).
 std::string holderOf(int fd) {
   char buffer[32] = {};
   const ssize_t got = ::pread(fd, buffer, sizeof(buffer) - 1, 0);
   if (got <= 0) return "unknown";
-  const std::string text(absl::StripAsciiWhitespace(absl::string_view(buffer, static_cast<size_t>(got))));
+  const std::string text(
+      absl::StripAsciiWhitespace(absl::string_view(buffer, static_cast<size_t>(got))));
   return text.empty() ? "unknown" : text;
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<DataDirLock>> DataDirLock::acquire(const std::filesystem::path& dir) {
+absl::StatusOr<std::unique_ptr<DataDirLock>> DataDirLock::acquire(
+    const std::filesystem::path& dir) {
   std::error_code made;
   std::filesystem::create_directories(dir, made);
   if (made) {
@@ -46,16 +50,16 @@ absl::StatusOr<std::unique_ptr<DataDirLock>> DataDirLock::acquire(const std::fil
     const std::string holder = holderOf(fd);
     ::close(fd);
     if (error == EWOULDBLOCK) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("the data directory ", dir.string(), " is in use by process ", holder,
-                       " (it holds ", file.string(), ")"));
+      return absl::FailedPreconditionError(absl::StrCat("the data directory ", dir.string(),
+                                                        " is in use by process ", holder,
+                                                        " (it holds ", file.string(), ")"));
     }
     return absl::UnavailableError(
         absl::StrCat("cannot lock ", file.string(), ": ", errnoText(error)));
   }
   const std::string pid = absl::StrCat(::getpid(), "\n");
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) !=
-                                     static_cast<ssize_t>(pid.size())) {
+  if (::ftruncate(fd, 0) != 0 ||
+      ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
     const int error = errno;
     ::close(fd);
     return absl::UnavailableError(

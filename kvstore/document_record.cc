@@ -46,16 +46,14 @@ std::string encodeRecord(const DocumentRecord& record) {
 
 absl::StatusOr<DocumentRecord> decodeRecord(std::string_view key, std::string_view bytes) {
   if (bytes.size() < kRecordHeaderSize) {
-    return absl::DataLossError(absl::StrCat("the record of key \"", escaped(key),
-                                            "\" is ", bytes.size(),
-                                            " bytes, shorter than its header (",
+    return absl::DataLossError(absl::StrCat("the record of key \"", escaped(key), "\" is ",
+                                            bytes.size(), " bytes, shorter than its header (",
                                             kRecordHeaderSize, ")"));
   }
   if (static_cast<uint8_t>(bytes[0]) != kFormatVersion) {
-    return absl::DataLossError(absl::StrCat("the record of key \"", escaped(key),
-                                            "\" has format version ",
-                                            static_cast<uint8_t>(bytes[0]), ", not ",
-                                            kFormatVersion));
+    return absl::DataLossError(
+        absl::StrCat("the record of key \"", escaped(key), "\" has format version ",
+                     static_cast<uint8_t>(bytes[0]), ", not ", kFormatVersion));
   }
   const auto flags_byte = static_cast<uint8_t>(bytes[26]);
   if ((flags_byte & ~uint8_t{1}) != 0) {

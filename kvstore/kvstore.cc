@@ -103,11 +103,11 @@ absl::Status KVStore::forEach(rocksdb::ColumnFamilyHandle* family, Vbid vbid,
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), family));
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
     const rocksdb::Slice key = it->key();
-    absl::StatusOr<DocumentRecord> record = decodeRecord(
-        std::string_view(key.data() + 2, key.size() - 2), it->value().ToStringView());
+    absl::StatusOr<DocumentRecord> record =
+        decodeRecord(std::string_view(key.data() + 2, key.size() - 2), it->value().ToStringView());
     if (!record.ok()) {
-      return absl::DataLossError(absl::StrCat("vbucket ", vbid, " in ", dir_.string(), ": ",
-                                              record.status().message()));
+      return absl::DataLossError(
+          absl::StrCat("vbucket ", vbid, " in ", dir_.string(), ": ", record.status().message()));
     }
     if (absl::Status s = visit(*record); !s.ok()) return s;
   }
@@ -131,8 +131,8 @@ absl::StatusOr<std::map<Vbid, std::string>> KVStore::states() const {
       return absl::DataLossError(absl::StrCat("a vbucket state in ", dir_.string(),
                                               " has a key of ", key.size(), " bytes, not 2"));
     }
-    const auto vbid = static_cast<Vbid>((static_cast<uint8_t>(key[0]) << 8) |
-                                        static_cast<uint8_t>(key[1]));
+    const auto vbid =
+        static_cast<Vbid>((static_cast<uint8_t>(key[0]) << 8) | static_cast<uint8_t>(key[1]));
     out.emplace(vbid, it->value().ToString());
   }
   if (absl::Status s = fromRocks(it->status(), "cannot read", dir_); !s.ok()) return s;

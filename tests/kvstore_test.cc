@@ -62,8 +62,13 @@ class KVStoreTest : public ::testing::Test {
 };
 
 TEST_F(KVStoreTest, ABatchIsThereAfterTheStoreIsOpenedAgain) {
-  const DocumentRecord a{.key = "a", .value = "1", .seqno = 1, .cas = 11, .flags = 7,
-                         .expiry = 1'900'000'000, .datatype = 1};
+  const DocumentRecord a{.key = "a",
+                         .value = "1",
+                         .seqno = 1,
+                         .cas = 11,
+                         .flags = 7,
+                         .expiry = 1'900'000'000,
+                         .datatype = 1};
   const DocumentRecord gone{.key = "gone", .seqno = 3, .cas = 13, .deleted = true};
   const DocumentRecord pending{.key = "p", .value = "2", .seqno = 2, .cas = 12, .level = 3};
   const DocumentRecord other_vb{.key = "a", .value = "vb1", .seqno = 1, .cas = 21};
@@ -119,7 +124,8 @@ TEST_F(KVStoreTest, ASecondStoreOnTheDirectoryIsRefusedNamingTheHolder) {
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(second.status().message(), HasSubstr(dir_.string()));
-  EXPECT_THAT(second.status().message(), HasSubstr("in use by process " + std::to_string(::getpid())));
+  EXPECT_THAT(second.status().message(),
+              HasSubstr("in use by process " + std::to_string(::getpid())));
   store.reset();
   EXPECT_NE(open(), nullptr) << "free again once the first store is closed";
 }
@@ -139,8 +145,8 @@ TEST_F(KVStoreTest, ADamagedRecordIsReportedNotLoaded) {
     std::vector<rocksdb::ColumnFamilyDescriptor> families = {
         {rocksdb::kDefaultColumnFamilyName, {}}, {"prepares", {}}, {"vbstate", {}}};
     std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    ASSERT_TRUE(rocksdb::DB::Open(options, (dir_ / "rocksdb").string(), families, &handles, &raw)
-                    .ok());
+    ASSERT_TRUE(
+        rocksdb::DB::Open(options, (dir_ / "rocksdb").string(), families, &handles, &raw).ok());
     ASSERT_TRUE(raw->Put({}, std::string("\0\0short", 7), "xyz").ok());
     for (auto* h : handles) ASSERT_TRUE(raw->DestroyColumnFamilyHandle(h).ok());
     delete raw;
@@ -159,9 +165,15 @@ TEST_F(KVStoreTest, ADamagedRecordIsReportedNotLoaded) {
 }
 
 TEST(DocumentRecord, EncodesEveryFieldAndRefusesAnotherVersion) {
-  const DocumentRecord r{.key = "k", .value = std::string("v\0w", 3), .seqno = 0x0102030405060708,
-                         .cas = ~uint64_t{0}, .flags = 0xdeadbeef, .expiry = 42, .datatype = 3,
-                         .deleted = true, .level = 2};
+  const DocumentRecord r{.key = "k",
+                         .value = std::string("v\0w", 3),
+                         .seqno = 0x0102030405060708,
+                         .cas = ~uint64_t{0},
+                         .flags = 0xdeadbeef,
+                         .expiry = 42,
+                         .datatype = 3,
+                         .deleted = true,
+                         .level = 2};
   std::string bytes = encodeRecord(r);
   EXPECT_EQ(bytes.size(), kRecordHeaderSize + 3);
   absl::StatusOr<DocumentRecord> back = decodeRecord("k", bytes);
