@@ -25,11 +25,9 @@
 // nothing fires by itself: advance it and call checkTimeoutsNow().
 //
 // Memory: 1,517,263 bytes of requested heap for 1024 idle active vbuckets
-// event-driven, 1,517,606 polling (~1,482 a vbucket: its monitor with its
-// counters by level and cause, plus per bucket the sleeping task, the
-// in-flight set, a lateness histogram per mode, the settings with the
-// commit-latency histogram, the empty map of passive monitors), beyond the
-// vbuckets' own;
+// event-driven, 1,517,606 polling (~1,482 a vbucket: its monitor and
+// counters, plus per bucket the tasks, in-flight set, histograms, settings
+// and passive-monitor map), beyond the vbuckets' own;
 // g++ 12, x86-64, pinned by tests/idle_memory_test.cc.
 //
 // Thread-safety: every member may be called from any thread. Completions are

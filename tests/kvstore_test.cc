@@ -35,27 +35,21 @@ class KVStoreTest : public ::testing::Test {
     return store.ok() ? std::move(*store) : nullptr;
   }
 
-  static std::vector<DocumentRecord> committed(const KVStore& store, Vbid vbid) {
+  // Every record `read` (forEachCommitted or forEachPrepare) visits in `vbid`.
+  using Read = absl::Status (KVStore::*)(Vbid, const KVStore::Visit&) const;
+  static std::vector<DocumentRecord> collect(const KVStore& store, Read read, Vbid vbid) {
     std::vector<DocumentRecord> out;
-    EXPECT_TRUE(store
-                    .forEachCommitted(vbid,
-                                      [&](const DocumentRecord& r) {
-                                        out.push_back(r);
-                                        return absl::OkStatus();
-                                      })
-                    .ok());
+    EXPECT_TRUE((store.*read)(vbid, [&](const DocumentRecord& r) {
+                  out.push_back(r);
+                  return absl::OkStatus();
+                }).ok());
     return out;
   }
+  static std::vector<DocumentRecord> committed(const KVStore& store, Vbid vbid) {
+    return collect(store, &KVStore::forEachCommitted, vbid);
+  }
   static std::vector<DocumentRecord> prepares(const KVStore& store, Vbid vbid) {
-    std::vector<DocumentRecord> out;
-    EXPECT_TRUE(store
-                    .forEachPrepare(vbid,
-                                    [&](const DocumentRecord& r) {
-                                      out.push_back(r);
-                                      return absl::OkStatus();
-                                    })
-                    .ok());
-    return out;
+    return collect(store, &KVStore::forEachPrepare, vbid);
   }
 
   std::filesystem::path dir_;
