@@ -70,7 +70,9 @@ std::vector<OpCounters::Total> OpCounters::total(const std::vector<const OpCount
       for (const OpCounters* t : tables)
         sum += t->counts_[op][slot].load(std::memory_order_relaxed);
       if (sum == 0) continue;
-      Total total{.opcode = static_cast<uint8_t>(op), .count = sum};
+      Total total;
+      total.opcode = static_cast<uint8_t>(op);
+      total.count = sum;
       if (slot < std::size(kKnown)) total.status = kKnown[slot];
       out.push_back(total);
     }
