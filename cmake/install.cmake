@@ -63,6 +63,8 @@ set(SYNCWRITE_PUBLIC_HEADERS
   vbucket/hash_table.h
   vbucket/item.h
   vbucket/item_key.h
+  vbucket/flusher.h
+  vbucket/log_cursor_reader.h
   vbucket/vbucket.h
   vbucket/vbucket_map.h
   vbucket/vbucket_state.h

@@ -86,15 +86,18 @@ absl::Status KVStore::write(Batch& batch) {
     rocksdb::ColumnFamilyHandle* family = families_[static_cast<size_t>(op.family)];
     const rocksdb::Status s =
         op.erase ? rocks.Delete(family, op.key) : rocks.Put(family, op.key, op.value);
-    if (!s.ok()) {
-      batch.ops_.clear();
-      return fromRocks(s, "cannot build a write batch for", dir_);
-    }
+    if (!s.ok()) return fromRocks(s, "cannot build a write batch for", dir_);
   }
-  batch.ops_.clear();
+  // After a failed write RocksDB refuses every write until it is resumed
+  // (its background error); resuming a database with no such error does
+  // nothing.
+  if (failed_.load(std::memory_order_relaxed)) (void)db_->Resume();
   rocksdb::WriteOptions options;
   options.sync = true;
-  return fromRocks(db_->Write(options, &rocks), "cannot write to", dir_);
+  absl::Status written = fromRocks(db_->Write(options, &rocks), "cannot write to", dir_);
+  failed_.store(!written.ok(), std::memory_order_relaxed);
+  if (written.ok()) batch.ops_.clear();
+  return written;
 }
 
 absl::Status KVStore::forEach(rocksdb::ColumnFamilyHandle* family, Vbid vbid,

@@ -24,6 +24,7 @@
 // readers' calls.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -84,9 +85,10 @@ class KVStore {
   KVStore(const KVStore&) = delete;
   KVStore& operator=(const KVStore&) = delete;
 
-  // Applies `batch` atomically and syncs it (see the file comment). On an
-  // error (the path and RocksDB's status in the message) nothing of the
-  // batch is applied. The batch is left empty either way.
+  // Applies `batch` atomically and syncs it (see the file comment), then
+  // empties it. On an error (the path and RocksDB's status in the message)
+  // nothing of the batch is applied and the batch is left as it was, to be
+  // written again; the next write first resumes the database from the error.
   absl::Status write(Batch& batch);
 
   // Calls `visit` with each committed record (tombstones included) of
@@ -107,6 +109,7 @@ class KVStore {
 
   std::filesystem::path dir_;
   std::unique_ptr<DataDirLock> lock_;
+  std::atomic<bool> failed_{false};  // the last write failed
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> families_;  // default, prepares, vbstate
 };

@@ -10,9 +10,13 @@
 
 #include "clock/clock_ref.h"
 #include "clock/precise_clock.h"
+#include "kvstore/disk_flusher.h"
+#include "server/dispatcher.h"
 #include "server/log.h"
 #include "server/replica_faults.h"
 #include "server/sasl/crypto.h"
+#include "server/simulated_flusher.h"
+#include "server/stored_vbucket_state.h"
 
 namespace syncwrite::server {
 
@@ -51,6 +55,7 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
   }
   std::vector<SimulatedReplicaSpec> simulated = std::move(spec.simulated);
   const size_t num_replicas = spec.num_replicas;
+  const std::filesystem::path data_dir = spec.data_dir;
   std::unique_ptr<Bucket> bucket(new Bucket(std::move(spec), pool, *topology));
   if (cluster != nullptr) {
     bucket->num_replicas_ = num_replicas;
@@ -58,6 +63,13 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
       return placed;
     }
   }
+  if (!data_dir.empty()) {
+    if (absl::Status warm = bucket->openAndWarmUp(data_dir, node_name); !warm.ok()) {
+      return absl::Status(warm.code(),
+                          absl::StrCat("bucket \"", bucket->name_, "\": ", warm.message()));
+    }
+  }
+  bucket->startFlusher();
 
   Bucket* self = bucket.get();
   std::vector<std::string> simulated_names;
@@ -75,6 +87,11 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
                          ? absl::StrCat(" + 0..", replica.ack_jitter.count(), " ms jitter")
                          : "",
                      ")"));
+  }
+  // The prepares warmup put back are in no log a simulated replica reads:
+  // each is told it received them, and acknowledges them as it would.
+  for (const auto& [vbid, seqno] : bucket->warmup_.promoted) {
+    for (const auto& replica : bucket->replicas_) replica->onPrepare(vbid, seqno);
   }
   bucket->watchFaultKeys();
 
@@ -155,6 +172,7 @@ Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
                const durability::ReplicationTopology& topology)
     : name_(std::move(spec.name)),
       uuid_(randomHex(16)),
+      pool_(pool),
       config_(std::move(spec.config)),
       vbuckets_(*config_, vbucket::VBucketState::kActive,
                 vbucket::CheckpointOptions{.memory = &memory_, .listener = this}),
@@ -171,13 +189,55 @@ Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
     vbuckets_.at(static_cast<vbucket::Vbid>(id)).failovers().createEntry(randomUuid(), 0);
   }
   watchMemoryKeys();
-  flusher_ = std::make_unique<SimulatedFlusher>(
-      absl::StrCat("bucket \"", name_, "\" flusher"), vbuckets_, pool,
-      [this](vbucket::Vbid vbid, vbucket::Seqno seqno) {
-        durability_->notifyLocalPersistence(vbid, seqno);
-      },
-      [this] { return durability_->awaitsPersistence(); });
+}
+
+absl::Status Bucket::openAndWarmUp(const std::filesystem::path& data_dir,
+                                   const std::string& node_name) {
+  absl::StatusOr<std::unique_ptr<kvstore::KVStore>> store = kvstore::KVStore::open(data_dir);
+  if (!store.ok()) return store.status();
+  store_ = std::move(*store);
+  absl::StatusOr<WarmupStats> warmed =
+      warmup(*store_, vbuckets_, *durability_, node_name,
+             [this](vbucket::Vbid vbid) { startNewHistory(vbid); });
+  if (!warmed.ok()) return warmed.status();
+  warmup_ = std::move(*warmed);
+  Dispatcher::casAtLeast(warmup_.max_cas);
+  logLine(absl::StrCat("bucket \"", name_, "\": warmup from ", data_dir.string(),
+                       " done: ", warmup_.vbuckets, " vbuckets, ", warmup_.documents,
+                       " documents, ", warmup_.prepares, " outstanding prepares, in ",
+                       warmup_.took.count() / 1000, " ms"));
+  return absl::OkStatus();
+}
+
+void Bucket::startFlusher() {
+  if (store_) {
+    flusher_ = std::make_unique<kvstore::DiskFlusher>(
+        absl::StrCat("bucket \"", name_, "\" flusher"), vbuckets_, pool_, *store_,
+        [this](vbucket::Vbid vbid, vbucket::Seqno seqno) {
+          durability_->notifyLocalPersistence(vbid, seqno);
+        },
+        [this](vbucket::Vbid vbid, vbucket::Seqno high) { return storedState(vbid, high); },
+        [](std::string_view line) { logLine(line); });
+  } else {
+    flusher_ = std::make_unique<SimulatedFlusher>(
+        absl::StrCat("bucket \"", name_, "\" flusher"), vbuckets_, pool_,
+        [this](vbucket::Vbid vbid, vbucket::Seqno seqno) {
+          durability_->notifyLocalPersistence(vbid, seqno);
+        },
+        [this] { return durability_->awaitsPersistence(); });
+  }
   watchFlusherKeys();
+}
+
+std::string Bucket::storedState(vbucket::Vbid vbid, vbucket::Seqno high_seqno) const {
+  const vbucket::VBucket& vb = vbuckets_.at(vbid);
+  StoredVBucketState state;
+  state.state = vb.state();
+  state.high_seqno = high_seqno;
+  state.failovers = vb.failovers().entries();
+  state.topology = durability_->topology(vbid).toJson();
+  state.max_cas = Dispatcher::lastCas();
+  return state.toJson();
 }
 
 Bucket::~Bucket() {

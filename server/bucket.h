@@ -10,12 +10,15 @@
 // the simulated replicas' names and applied to them by listeners, at
 // creation and at every change.
 //
-// Local persistence: the server keeps nothing on disk; a SimulatedFlusher
-// reads each vbucket's log through its persistence cursor after
-// flush_delay_ms and reports what it read as persisted (notifyLocalPersistence),
-// so levels that need persistence on the active wait for it, and a paused
-// flusher (simulated_flusher_paused) holds them. The replicas' acks say what
-// they say.
+// Local persistence, by bucket_type: a couchbase bucket keeps its data in a
+// KVStore under its data directory (locked while it is open) — it warms up
+// from there at create() (server/warmup.h) and a kvstore::DiskFlusher
+// writes each batch of its logs there, synced, before it reports anything
+// persisted (notifyLocalPersistence). An ephemeral bucket keeps nothing on
+// disk: a SimulatedFlusher reads each vbucket's log and reports what it read
+// as persisted. Either way levels that need persistence on the active wait
+// for the report, and a paused flusher (simulated_flusher_paused) holds them.
+// The replicas' acks say what they say.
 //
 // Memory: the bucket's items are counted in a BucketMemory
 // (vbucket/bucket_memory.h) held to max_size and the checkpoint_memory_*
@@ -46,12 +49,14 @@
 #include "config/configuration.h"
 #include "durability/bucket_durability.h"
 #include "executor/executor_pool.h"
+#include "kvstore/kvstore.h"
 #include "server/cluster_config.h"
 #include "server/server_config.h"
-#include "server/simulated_flusher.h"
 #include "server/simulated_replica.h"
+#include "server/warmup.h"
 #include "vbucket/bucket_memory.h"
 #include "vbucket/checkpoint_memory_recovery.h"
+#include "vbucket/flusher.h"
 #include "vbucket/vbucket_map.h"
 
 namespace syncwrite::server {
@@ -148,7 +153,11 @@ class Bucket final : private vbucket::QueueListener {
 
   // The simulated replica called `name`, or null. For tests.
   SimulatedReplica* simulatedReplica(std::string_view name) const;
-  const SimulatedFlusher& flusher() const noexcept { return *flusher_; }
+  const vbucket::Flusher& flusher() const noexcept { return *flusher_; }
+  // A couchbase bucket's store (null for an ephemeral bucket) and what its
+  // warmup loaded.
+  const kvstore::KVStore* store() const noexcept { return store_.get(); }
+  const WarmupStats& warmupStats() const noexcept { return warmup_; }
   const std::vector<std::unique_ptr<SimulatedReplica>>& simulatedReplicas() const noexcept {
     return replicas_;
   }
@@ -161,8 +170,15 @@ class Bucket final : private vbucket::QueueListener {
   void watchFaultKeys();
   // Registers the memory keys' validators and listeners and applies them.
   void watchMemoryKeys();
+  // Opens the bucket's store in `data_dir` and warms up from it (logged).
+  absl::Status openAndWarmUp(const std::filesystem::path& data_dir, const std::string& node_name);
+  // Starts the flusher (on the store, if any; simulated otherwise), then
+  // watchFlusherKeys().
+  void startFlusher();
   // Registers the flusher keys' listeners and applies them.
   void watchFlusherKeys();
+  // The state the flusher stores beside `vbid`'s records up to `high_seqno`.
+  std::string storedState(vbucket::Vbid vbid, vbucket::Seqno high_seqno) const;
   void applyMemoryLimits();
   // Sets every vbucket's chain and state from the cluster's derived map.
   absl::Status placeVbuckets(const ClusterSpec& cluster, const std::string& node_name);
@@ -173,6 +189,7 @@ class Bucket final : private vbucket::QueueListener {
 
   const std::string name_;
   const std::string uuid_;
+  executor::ExecutorPool& pool_;
   std::atomic<uint64_t> config_rev_{1};
   size_t num_replicas_ = 0;
   std::unique_ptr<config::Configuration> config_;
@@ -184,9 +201,12 @@ class Bucket final : private vbucket::QueueListener {
   vbucket::VBucketMap vbuckets_;
   std::unique_ptr<vbucket::CheckpointMemoryRecovery> recovery_;
   std::unique_ptr<durability::BucketDurability> durability_;
+  // Before the flusher, which writes to it: closed after the flusher stops.
+  std::unique_ptr<kvstore::KVStore> store_;
+  WarmupStats warmup_;
   // After the durability layer, which it reports to: destroyed (and its task
   // stopped) first.
-  std::unique_ptr<SimulatedFlusher> flusher_;
+  std::unique_ptr<vbucket::Flusher> flusher_;
   std::vector<std::unique_ptr<SimulatedReplica>> replicas_;
   // The LogReaders (DCP producers); log_readers_count_ mirrors its size for
   // the lock-free check in queued().

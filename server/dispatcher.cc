@@ -22,18 +22,30 @@ Dispatcher::Dispatcher(ServerContext& context) : context_(context) {
   commands::addClusterCommands(table_);
 }
 
+namespace {
+// The last CAS handed out (nextCas).
+std::atomic<uint64_t> last_cas{0};
+}  // namespace
+
 uint64_t Dispatcher::nextCas() noexcept {
-  static std::atomic<uint64_t> last{0};
   const uint64_t now =
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count());
-  uint64_t prev = last.load(std::memory_order_relaxed);
+  uint64_t prev = last_cas.load(std::memory_order_relaxed);
   uint64_t next;
   do {
     next = now > prev ? now : prev + 1;
-  } while (!last.compare_exchange_weak(prev, next, std::memory_order_relaxed));
+  } while (!last_cas.compare_exchange_weak(prev, next, std::memory_order_relaxed));
   return next;
+}
+
+uint64_t Dispatcher::lastCas() noexcept { return last_cas.load(std::memory_order_relaxed); }
+
+void Dispatcher::casAtLeast(uint64_t cas) noexcept {
+  uint64_t prev = last_cas.load(std::memory_order_relaxed);
+  while (prev < cas && !last_cas.compare_exchange_weak(prev, cas, std::memory_order_relaxed)) {
+  }
 }
 
 Disposition Dispatcher::execute(const protocol::Request& request, Session& session,

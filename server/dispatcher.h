@@ -55,6 +55,12 @@ class Dispatcher {
 
   // The next CAS (see the file comment). Thread-safe.
   static uint64_t nextCas() noexcept;
+  // The last CAS nextCas() returned (0 before the first): every CAS handed
+  // out so far is at or below it.
+  static uint64_t lastCas() noexcept;
+  // Later CAS values are above `cas` (a warmed-up bucket's highest stored
+  // one: CAS stays unique across a restart even if the clock went back).
+  static void casAtLeast(uint64_t cas) noexcept;
 
  private:
   ServerContext& context_;

@@ -258,6 +258,16 @@ absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document,
     if (!bucket.ok()) return bucket.status();
     result.buckets.push_back(std::move(*bucket));
   }
+  const std::string data_dir = result.server->get(config::keys::kDataDir);
+  for (BucketSpec& bucket : result.buckets) {
+    if (bucket.config->get(config::keys::kBucketType) != config::BucketType::kCouchbase) continue;
+    if (data_dir.empty()) {
+      return invalid(absl::StrCat("buckets.", bucket.name, ".bucket_type"),
+                     "couchbase (a persistent bucket) needs the server key data_dir, the "
+                     "directory its data is kept under");
+    }
+    bucket.data_dir = std::filesystem::path(data_dir) / bucket.name;
+  }
   if (auto s = checkUserBuckets(result); !s.ok()) return s;
   return result;
 }

@@ -73,6 +73,9 @@ struct BucketSpec {
   // In a cluster (ServerConfig::cluster): the replicas of each vbucket's
   // chain (ClusterSpec::chain); `replicas` and `simulated` are then empty.
   size_t num_replicas = 0;
+  // A couchbase (persistent) bucket's directory, data_dir/<name>; empty for
+  // an ephemeral bucket.
+  std::filesystem::path data_dir;
 };
 
 struct ServerConfig {

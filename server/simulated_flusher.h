@@ -39,12 +39,13 @@
 #include <vector>
 
 #include "executor/executor_pool.h"
-#include "server/log_cursor_reader.h"
+#include "vbucket/flusher.h"
+#include "vbucket/log_cursor_reader.h"
 #include "vbucket/vbucket_map.h"
 
 namespace syncwrite::server {
 
-class SimulatedFlusher {
+class SimulatedFlusher final : public vbucket::Flusher {
  public:
   using Persisted = std::function<void(vbucket::Vbid, vbucket::Seqno)>;
   static constexpr std::string_view kCursor = "persistence";
@@ -84,7 +85,7 @@ class SimulatedFlusher {
   SimulatedFlusher(std::string name, vbucket::VBucketMap& map, executor::ExecutorPool& pool,
                    Persisted persisted, Awaited awaited,
                    std::chrono::milliseconds plain_interval = kPlainInterval);
-  ~SimulatedFlusher();
+  ~SimulatedFlusher() override;
   SimulatedFlusher(const SimulatedFlusher&) = delete;
   SimulatedFlusher& operator=(const SimulatedFlusher&) = delete;
 
@@ -93,24 +94,24 @@ class SimulatedFlusher {
   // prepare that awaits persistence also wakes a task on the plain pace: the
   // run it takes sees the write and goes on at kMinInterval. Any other
   // prepare costs one call of `awaited`.
-  void markDirty(vbucket::Vbid vbid, bool prepare) noexcept {
+  void markDirty(vbucket::Vbid vbid, bool prepare) noexcept override {
     if (reader_.markDirty(vbid)) pool_.wake(id_);
     if (prepare) notePrepare();
   }
 
   // For the batches that follow.
-  void setDelay(std::chrono::milliseconds delay) noexcept;
+  void setDelay(std::chrono::milliseconds delay) noexcept override;
   // Paused: reads nothing. Resumed: flushes what is queued at once.
-  void setPaused(bool paused);
-  bool paused() const noexcept { return paused_.load(std::memory_order_acquire); }
+  void setPaused(bool paused) override;
+  bool paused() const noexcept override { return paused_.load(std::memory_order_acquire); }
 
-  uint64_t batches() const noexcept { return batches_.load(std::memory_order_relaxed); }
+  uint64_t batches() const noexcept override { return batches_.load(std::memory_order_relaxed); }
   // On the plain pace: snoozing the plain interval after a run that flushed.
   bool plainPace() const noexcept { return plain_pace_.load(std::memory_order_relaxed); }
-  uint64_t itemsFlushed() const noexcept { return items_.load(std::memory_order_relaxed); }
+  uint64_t itemsFlushed() const noexcept override { return items_.load(std::memory_order_relaxed); }
   // Items queued and not yet read by the flusher, over every vbucket: its
   // cursors' distance from the head. O(vbuckets).
-  size_t itemsQueued() const { return reader_.itemsQueued(); }
+  size_t itemsQueued() const override { return reader_.itemsQueued(); }
 
  private:
   class Task;
@@ -137,7 +138,7 @@ class SimulatedFlusher {
   // looks at `awaited_` again, read by writers after their count (raised
   // sequentially consistent, as these are): one of the two sees the other.
   std::atomic<bool> plain_pace_{false};
-  LogCursorReader reader_;
+  vbucket::LogCursorReader reader_;
   std::atomic<int64_t> delay_ms_{0};
   std::atomic<bool> paused_{false};
   std::atomic<uint64_t> batches_{0};

@@ -19,7 +19,8 @@ SimulatedReplica::SimulatedReplica(std::string name, std::chrono::milliseconds a
       timer_(strand_),
       stream_timer_(strand_),
       rng_(static_cast<std::minstd_rand::result_type>(std::hash<std::string>{}(name_))) {
-  if (map != nullptr) stream_ = std::make_unique<LogCursorReader>(*map, "replica:" + name_);
+  if (map != nullptr)
+    stream_ = std::make_unique<vbucket::LogCursorReader>(*map, "replica:" + name_);
 }
 
 SimulatedReplica::~SimulatedReplica() = default;

@@ -49,8 +49,8 @@
 #include "base/fifo.h"
 #include "base/handler_memory.h"
 #include "durability/resolved_writes.h"
-#include "server/log_cursor_reader.h"
 #include "vbucket/item.h"
+#include "vbucket/log_cursor_reader.h"
 #include "vbucket/vbucket_map.h"
 #include "vbucket/vbucket_state.h"
 
@@ -171,7 +171,7 @@ class SimulatedReplica {
   boost::asio::basic_waitable_timer<std::chrono::steady_clock,
                                     boost::asio::wait_traits<std::chrono::steady_clock>, Strand>
       timer_;
-  std::unique_ptr<LogCursorReader> stream_;  // null without a map
+  std::unique_ptr<vbucket::LogCursorReader> stream_;  // null without a map
   // postRead()'s and armForHead()'s posts, shared with them: one may still
   // be queued when this object is destroyed (base/handler_memory.h).
   const std::shared_ptr<base::HandlerMemory> read_memory_ = std::make_shared<base::HandlerMemory>();

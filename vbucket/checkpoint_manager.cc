@@ -449,7 +449,7 @@ void CheckpointManager::removeUnreferencedCheckpoints(ExpelledItems& out) {
   }
 }
 
-ExpelledItems CheckpointManager::reset() {
+ExpelledItems CheckpointManager::reset(Seqno high_seqno) {
   ExpelledItems out;
   {
     base::MutexLock lock(mutex_);
@@ -463,7 +463,7 @@ ExpelledItems CheckpointManager::reset() {
       cursor->passed = fresh->numExpelled();
     }
     removeUnreferencedCheckpoints(out);
-    high_seqno_.store(0, std::memory_order_release);
+    high_seqno_.store(high_seqno, std::memory_order_release);
   }
   if (options_.memory != nullptr && !out.empty()) {
     options_.memory->addCheckpointBytes(-static_cast<int64_t>(out.bytes()));

@@ -224,13 +224,14 @@ class alignas(64) CheckpointManager {
   // See the file comment. The returned object owns the expelled items.
   ExpelledItems extractItemsToExpel(ExpelMethod method = ExpelMethod::kSplice);
 
-  // Empties the log for a vbucket rolled back to seqno 0: a new open
+  // Empties the log — for a vbucket rolled back to seqno 0, or one whose
+  // items warmup loaded (they live on in the hash table): a new open
   // checkpoint, every cursor at its start (reading only what is queued
-  // next), every older checkpoint removed, and the high seqno 0 — the next
-  // item queued gets seqno 1 (or `at`). Cursor handles stay valid. The
+  // next), every older checkpoint removed, and the high seqno `high_seqno`
+  // — the next item queued gets the one after it (or `at`). Cursor handles stay valid. The
   // returned object owns what was removed (free it after any lock of the
   // caller's); checkpoint memory is uncharged here. O(cursors + checkpoints).
-  ExpelledItems reset();
+  ExpelledItems reset(Seqno high_seqno = 0);
 
   // O(checkpoints).
   CheckpointStats stats() const;

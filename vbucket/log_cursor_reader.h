@@ -36,14 +36,14 @@
 
 #include "vbucket/vbucket_map.h"
 
-namespace syncwrite::server {
+namespace syncwrite::vbucket {
 
 class LogCursorReader {
  public:
   // Registers `cursor` on every vbucket of `map`, at the oldest item in
   // memory. std::invalid_argument (registering none) when a vbucket already
   // has a cursor of that name.
-  LogCursorReader(vbucket::VBucketMap& map, std::string cursor);
+  LogCursorReader(VBucketMap& map, std::string cursor);
   ~LogCursorReader();
   LogCursorReader(const LogCursorReader&) = delete;
   LogCursorReader& operator=(const LogCursorReader&) = delete;
@@ -53,7 +53,7 @@ class LogCursorReader {
   // `vbid` has something new to read. True for the first mark since the last
   // readDirty(): the caller must then have readDirty() run. Two relaxed
   // loads when the vbucket is already marked.
-  bool markDirty(vbucket::Vbid vbid) noexcept {
+  bool markDirty(Vbid vbid) noexcept {
     std::atomic<bool>& flag = dirty_[vbid];
     if (flag.load(std::memory_order_relaxed)) return false;
     // seq_cst with readDirty()'s clear-then-look: either it sees this mark or
@@ -65,7 +65,7 @@ class LogCursorReader {
   // Marks `vbid` without claiming a wake-up: for a record nobody waits for.
   // It is read by the next readDirty(), whoever makes it run; claimWake()
   // says whether the caller must.
-  void markDirtyQuietly(vbucket::Vbid vbid) noexcept {
+  void markDirtyQuietly(Vbid vbid) noexcept {
     std::atomic<bool>& flag = dirty_[vbid];
     if (!flag.load(std::memory_order_relaxed)) flag.store(true, std::memory_order_seq_cst);
   }
@@ -85,8 +85,8 @@ class LogCursorReader {
   // a vbucket had a batch or more (it stays marked, and the caller should
   // run readDirty() again).
   bool readDirty(
-      size_t batch, absl::FunctionRef<void(vbucket::Vbid, vbucket::Seqno)> prepare,
-      absl::FunctionRef<void(vbucket::Vbid, size_t count, vbucket::Seqno last_seqno)> done);
+      size_t batch, absl::FunctionRef<void(Vbid, Seqno)> prepare,
+      absl::FunctionRef<void(Vbid, size_t count, Seqno last_seqno)> done);
 
   // As readDirty(), for a reader that needs only whether a vbucket's records
   // held a prepare and how far they went (the flusher; the simulated
@@ -95,7 +95,16 @@ class LogCursorReader {
   // prepare was passed, never false when one was.
   bool passDirty(
       size_t batch,
-      absl::FunctionRef<void(vbucket::Vbid, const vbucket::CheckpointManager::Skimmed&)> done);
+      absl::FunctionRef<void(Vbid, const CheckpointManager::Skimmed&)> done);
+
+  // As readDirty(), for a reader that needs every record (a flusher that
+  // writes them to disk): up to `batch` records of each marked vbucket,
+  // copied out of the log (CheckpointManager::readItems: the records hold
+  // references to their items, not copies), handed to `records(vbid,
+  // them)` after the lock is released, for each vbucket that had any.
+  // O(records read).
+  bool readRecords(size_t batch,
+                   absl::FunctionRef<void(Vbid, std::vector<LogRecord>&& records)> records);
 
   // Until the next readDirty(), marks report no first mark: for a caller
   // that will read again soon anyway and wants no wake-ups meanwhile.
@@ -114,12 +123,12 @@ class LogCursorReader {
   template <typename Read, typename Done>
   bool readMarked(size_t batch, Read read, Done done);
 
-  vbucket::VBucketMap& map_;
+  VBucketMap& map_;
   const std::string cursor_;
   // Per vbucket: its cursor, found once (removed only by the destructor).
-  std::unique_ptr<vbucket::CheckpointManager::CursorHandle[]> handles_;
+  std::unique_ptr<CheckpointManager::CursorHandle[]> handles_;
   std::unique_ptr<std::atomic<bool>[]> dirty_;  // per vbucket
   std::atomic<bool> any_dirty_{false};
 };
 
-}  // namespace syncwrite::server
+}  // namespace syncwrite::vbucket

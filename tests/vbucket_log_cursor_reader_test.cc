@@ -7,23 +7,20 @@
 
 #include <gtest/gtest.h>
 
-#include "server/log_cursor_reader.h"
+#include "vbucket/log_cursor_reader.h"
 #include "vbucket/vbucket_map.h"
 
-namespace syncwrite::server {
+namespace syncwrite::vbucket {
 namespace {
 
-using vbucket::QueueOp;
-using vbucket::Seqno;
-using vbucket::Vbid;
 
 TEST(LogCursorReader, ReportsThePreparesAndHowFarItReadPerMarkedVbucket) {
-  vbucket::VBucketMap map(4, vbucket::VBucketState::kActive);
+  VBucketMap map(4, VBucketState::kActive);
   LogCursorReader reader(map, "reader");
-  vbucket::CheckpointManager& log1 = map.at(Vbid{1}).checkpointManager();
-  vbucket::CheckpointManager& log3 = map.at(Vbid{3}).checkpointManager();
+  CheckpointManager& log1 = map.at(Vbid{1}).checkpointManager();
+  CheckpointManager& log3 = map.at(Vbid{3}).checkpointManager();
   for (int i = 0; i < 5; ++i) log1.queue(QueueOp::kMutation, "k" + std::to_string(i), "v", 1);
-  vbucket::QueuedPrepare prepare = log3.queuePrepare("p", "v", 1);  // seqno 1
+  QueuedPrepare prepare = log3.queuePrepare("p", "v", 1);  // seqno 1
   log3.queue(QueueOp::kMutation, "m", "v", 1);                      // seqno 2
   EXPECT_TRUE(reader.markDirty(Vbid{1}));  // the first mark since the last read
   EXPECT_FALSE(reader.markDirty(Vbid{3}));
@@ -52,7 +49,7 @@ TEST(LogCursorReader, ReportsThePreparesAndHowFarItReadPerMarkedVbucket) {
 }
 
 TEST(LogCursorReader, ACursorNameTakenOnAnyVbucketIsRefusedAndNothingIsRegistered) {
-  vbucket::VBucketMap map(4, vbucket::VBucketState::kActive);
+  VBucketMap map(4, VBucketState::kActive);
   ASSERT_TRUE(map.at(Vbid{2}).checkpointManager().registerCursor("taken"));
   EXPECT_THROW(LogCursorReader(map, "taken"), std::invalid_argument);
   // Vbuckets 0 and 1 were registered before the clash, and are unregistered.
@@ -68,4 +65,4 @@ TEST(LogCursorReader, ACursorNameTakenOnAnyVbucketIsRefusedAndNothingIsRegistere
 }
 
 }  // namespace
-}  // namespace syncwrite::server
+}  // namespace syncwrite::vbucket
