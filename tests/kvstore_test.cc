@@ -63,7 +63,7 @@ TEST_F(KVStoreTest, ABatchIsThereAfterTheStoreIsOpenedAgain) {
                          .flags = 7,
                          .expiry = 1'900'000'000,
                          .datatype = 1};
-  const DocumentRecord gone{.key = "gone", .seqno = 3, .cas = 13, .deleted = true};
+  const DocumentRecord gone{.key = "gone", .value = "", .seqno = 3, .cas = 13, .deleted = true};
   const DocumentRecord pending{.key = "p", .value = "2", .seqno = 2, .cas = 12, .level = 3};
   const DocumentRecord other_vb{.key = "a", .value = "vb1", .seqno = 1, .cas = 21};
   {
