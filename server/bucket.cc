@@ -218,6 +218,11 @@ void Bucket::startFlusher() {
         },
         [this](vbucket::Vbid vbid, vbucket::Seqno high) { return storedState(vbid, high); },
         [](std::string_view line) { logLine(line); });
+    // What warmup's promotions queued (commits a chain of one satisfied at
+    // once) went into the logs before there was a flusher to mark.
+    for (size_t id = 0; id < vbuckets_.size(); ++id) {
+      flusher_->markDirty(static_cast<vbucket::Vbid>(id), false);
+    }
   } else {
     flusher_ = std::make_unique<SimulatedFlusher>(
         absl::StrCat("bucket \"", name_, "\" flusher"), vbuckets_, pool_,

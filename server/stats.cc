@@ -229,6 +229,26 @@ StatList allocatorStats() {
   return stats;
 }
 
+// A couchbase bucket's warmup, with kv_engine's stat names
+// (engines/ep/src/warmup.cc, Warmup::addStats) and ours for the prepares.
+// Warmup runs before the server listens, so a client sees it complete.
+absl::StatusOr<StatList> warmupStats(const Bucket& bucket) {
+  if (bucket.store() == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("bucket \"", bucket.name(), "\" is ephemeral: it has no warmup"));
+  }
+  const WarmupStats& w = bucket.warmupStats();
+  return StatList{
+      {"ep_warmup_thread", "complete"},
+      {"ep_warmup_state", "done"},
+      {"ep_warmup_key_count", absl::StrCat(w.documents)},
+      {"ep_warmup_value_count", absl::StrCat(w.documents)},
+      {"ep_warmup_outstanding_prepares", absl::StrCat(w.prepares)},
+      {"ep_warmup_vbuckets", absl::StrCat(w.vbuckets)},
+      {"ep_warmup_time", absl::StrCat(w.took.count())},  // µs, as kv_engine's
+  };
+}
+
 absl::StatusOr<StatList> collectStats(const ServerContext& context, Bucket* selected,
                                       std::string_view group) {
   if (group.empty()) return generalStats(context);
@@ -238,7 +258,8 @@ absl::StatusOr<StatList> collectStats(const ServerContext& context, Bucket* sele
   const bool details =
       group.substr(0, kVbucketDetails.size()) == kVbucketDetails &&
       (group.size() == kVbucketDetails.size() || group[kVbucketDetails.size()] == ' ');
-  if (details || group == "durability" || group == "config" || group == "memory") {
+  if (details || group == "durability" || group == "config" || group == "memory" ||
+      group == "warmup") {
     if (selected == nullptr) {
       return absl::FailedPreconditionError(
           absl::StrCat("STAT ", std::string(group), " needs a bucket: send SELECT_BUCKET first"));
@@ -249,11 +270,12 @@ absl::StatusOr<StatList> collectStats(const ServerContext& context, Bucket* sele
       return vbucketDetails(*selected, which);
     }
     if (group == "memory") return memoryStats(*selected);
+    if (group == "warmup") return warmupStats(*selected);
     return group == "durability" ? durabilityStats(*selected) : configStats(*selected);
   }
   return absl::NotFoundError(absl::StrCat("unknown stat group '", std::string(group),
                                           "' (known: \"\", allocator, durability, config, memory, "
-                                          "tasks, vbucket-details [VB])"));
+                                          "tasks, vbucket-details [VB], warmup)"));
 }
 
 }  // namespace syncwrite::server

@@ -58,7 +58,8 @@ using StatList = std::vector<std::pair<std::string, std::string>>;
 
 // The stats of `group`. NotFound for an unknown group; FailedPrecondition
 // (saying to send SELECT_BUCKET first) for a bucket's group ("durability",
-// "config", "memory", "vbucket-details") with `selected` null;
+// "config", "memory", "vbucket-details", "warmup") with `selected` null;
+// NotFound for "warmup" of an ephemeral bucket;
 // InvalidArgument for a vbucket-details VB the bucket does not have.
 absl::StatusOr<StatList> collectStats(const ServerContext& context, Bucket* selected,
                                       std::string_view group);

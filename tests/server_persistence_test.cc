@@ -89,6 +89,8 @@ TEST_F(PersistenceTest, WritesAcknowledgedAtPersistLevelsSurviveSigkill) {
   ASSERT_TRUE(mpm.ok());
   EXPECT_EQ(mpm->value, "v-mpm");
   EXPECT_EQ(valueOf(c, "plain"), "v-plain");
+  EXPECT_EQ(statValue(c, "warmup", "ep_warmup_key_count"), 3);
+  EXPECT_EQ(statValue(c, "warmup", "ep_warmup_vbuckets"), 2);
   EXPECT_EQ(c.get(0, "gone").value().status, Status::kKeyNotFound);
   EXPECT_NE(server_.stderrText().find("warmup from " + (dataDir() / "default").string() +
                                       " done: 2 vbuckets, 3 documents, 0 outstanding prepares"),
@@ -133,6 +135,8 @@ TEST_F(PersistenceTest, AnOutstandingPrepareComesBackAndReCommitsAnAbortedOneDoe
       << server_.stderrText();
   EXPECT_EQ(c.get(0, "pending").value().status, Status::kSyncWriteReCommitInProgress);
   EXPECT_EQ(c.get(0, "aborted").value().status, Status::kKeyNotFound);
+  EXPECT_EQ(statValue(c, "warmup", "ep_warmup_outstanding_prepares"), 1);
+  EXPECT_EQ(statValue(c, "warmup", "ep_warmup_key_count"), 0);
   EXPECT_EQ(statValue(c, "durability", "sync_writes_in_flight"), 1);
   // It has no deadline now: only its chain's ack resolves it.
   testing::setParam(c, "simulated_replicas_paused", "");

@@ -13,7 +13,6 @@
 namespace syncwrite::vbucket {
 namespace {
 
-
 TEST(LogCursorReader, ReportsThePreparesAndHowFarItReadPerMarkedVbucket) {
   VBucketMap map(4, VBucketState::kActive);
   LogCursorReader reader(map, "reader");
@@ -21,8 +20,8 @@ TEST(LogCursorReader, ReportsThePreparesAndHowFarItReadPerMarkedVbucket) {
   CheckpointManager& log3 = map.at(Vbid{3}).checkpointManager();
   for (int i = 0; i < 5; ++i) log1.queue(QueueOp::kMutation, "k" + std::to_string(i), "v", 1);
   QueuedPrepare prepare = log3.queuePrepare("p", "v", 1);  // seqno 1
-  log3.queue(QueueOp::kMutation, "m", "v", 1);                      // seqno 2
-  EXPECT_TRUE(reader.markDirty(Vbid{1}));  // the first mark since the last read
+  log3.queue(QueueOp::kMutation, "m", "v", 1);             // seqno 2
+  EXPECT_TRUE(reader.markDirty(Vbid{1}));                  // the first mark since the last read
   EXPECT_FALSE(reader.markDirty(Vbid{3}));
   std::vector<std::pair<Vbid, Seqno>> prepares;
   std::vector<std::pair<Vbid, std::pair<size_t, Seqno>>> done;

@@ -72,8 +72,7 @@ bool LogCursorReader::readDirty(
 }
 
 bool LogCursorReader::passDirty(
-    size_t batch,
-    absl::FunctionRef<void(Vbid, const CheckpointManager::Skimmed&)> done) {
+    size_t batch, absl::FunctionRef<void(Vbid, const CheckpointManager::Skimmed&)> done) {
   return readMarked(
       batch,
       [&](Vbid vbid, CheckpointManager::CursorHandle handle) {

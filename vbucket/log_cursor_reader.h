@@ -84,18 +84,16 @@ class LogCursorReader {
   // once the lock is released, for each vbucket that had records. True when
   // a vbucket had a batch or more (it stays marked, and the caller should
   // run readDirty() again).
-  bool readDirty(
-      size_t batch, absl::FunctionRef<void(Vbid, Seqno)> prepare,
-      absl::FunctionRef<void(Vbid, size_t count, Seqno last_seqno)> done);
+  bool readDirty(size_t batch, absl::FunctionRef<void(Vbid, Seqno)> prepare,
+                 absl::FunctionRef<void(Vbid, size_t count, Seqno last_seqno)> done);
 
   // As readDirty(), for a reader that needs only whether a vbucket's records
   // held a prepare and how far they went (the flusher; the simulated
   // replica, whose acks are cumulative): CheckpointManager::passAll reads no entry,
   // so `done(vbid, passed)` gets Skimmed::prepare, which may be true when no
   // prepare was passed, never false when one was.
-  bool passDirty(
-      size_t batch,
-      absl::FunctionRef<void(Vbid, const CheckpointManager::Skimmed&)> done);
+  bool passDirty(size_t batch,
+                 absl::FunctionRef<void(Vbid, const CheckpointManager::Skimmed&)> done);
 
   // As readDirty(), for a reader that needs every record (a flusher that
   // writes them to disk): up to `batch` records of each marked vbucket,
