@@ -4,6 +4,7 @@ syncwrite_test(server_unit_test server_options_test.cc server_config_test.cc
   server_command_line_test.cc server_replica_faults_unit_test.cc server_log_test.cc
   server_turn_queue_test.cc server_answer_slot_test.cc
   server_busy_yield_test.cc server_simulated_flusher_test.cc server_read_prefetch_test.cc
+  server_stored_vbucket_state_test.cc
   LIBS syncwrite::server syncwrite_server_flags)
 
 syncwrite_test(server_integration_test server_durability_test.cc server_answer_order_test.cc
