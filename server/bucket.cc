@@ -240,7 +240,7 @@ std::string Bucket::storedState(vbucket::Vbid vbid, vbucket::Seqno high_seqno) c
   state.state = vb.state();
   state.high_seqno = high_seqno;
   state.failovers = vb.failovers().entries();
-  state.topology = durability_->topology(vbid).toJson();
+  state.topology = durability_->topology(vbid).toJson().dump();
   state.max_cas = Dispatcher::lastCas();
   return state.toJson();
 }

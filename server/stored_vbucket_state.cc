@@ -1,6 +1,7 @@
 #include "server/stored_vbucket_state.h"
 
 #include <absl/strings/str_cat.h>
+#include <nlohmann/json.hpp>
 
 namespace syncwrite::server {
 
@@ -21,13 +22,18 @@ std::string StoredVBucketState::toJson() const {
   for (const vbucket::FailoverEntry& entry : failovers) {
     failover_table.push_back({{"id", entry.uuid}, {"seq", entry.seqno}});
   }
-  nlohmann::json out = {{"version", kVersion},
-                        {"state", std::string(toString(state))},
-                        {"high_seqno", high_seqno},
-                        {"failover_table", std::move(failover_table)},
-                        {"replication_topology", topology},
-                        {"max_cas", max_cas}};
-  return out.dump();
+  const nlohmann::json out = {{"version", kVersion},
+                              {"state", std::string(toString(state))},
+                              {"high_seqno", high_seqno},
+                              {"failover_table", std::move(failover_table)},
+                              {"max_cas", max_cas}};
+  // The topology's text goes in as it is, before the object's closing brace.
+  std::string text = out.dump();
+  text.pop_back();
+  text += ",\"replication_topology\":";
+  text += topology;
+  text += '}';
+  return text;
 }
 
 absl::StatusOr<StoredVBucketState> StoredVBucketState::fromJson(vbucket::Vbid vbid,
@@ -65,7 +71,7 @@ absl::StatusOr<StoredVBucketState> StoredVBucketState::fromJson(vbucket::Vbid vb
     out.failovers.push_back({entry["id"].get<uint64_t>(), entry["seq"].get<uint64_t>()});
   }
   const auto topology = doc.find("replication_topology");
-  if (topology != doc.end()) out.topology = *topology;
+  if (topology != doc.end()) out.topology = topology->dump();
   return out;
 }
 

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "vbucket/failover_table.h"
 #include "vbucket/vbucket_state.h"
@@ -27,7 +26,9 @@ struct StoredVBucketState {
   vbucket::VBucketState state = vbucket::VBucketState::kActive;
   vbucket::Seqno high_seqno = 0;
   std::vector<vbucket::FailoverEntry> failovers;  // newest first
-  nlohmann::json topology;                        // ReplicationTopology::toJson(), or null
+  // ReplicationTopology::toJson() as JSON text (written as it is, so the
+  // flusher dumps it once); "null" for none.
+  std::string topology = "null";
   uint64_t max_cas = 0;
 
   std::string toJson() const;

@@ -17,7 +17,7 @@ TEST(StoredVBucketState, GoesToJsonAndBack) {
   state.state = vbucket::VBucketState::kReplica;
   state.high_seqno = 42;
   state.failovers = {{.uuid = 7, .seqno = 40}, {.uuid = 3, .seqno = 0}};
-  state.topology = nlohmann::json::array({nlohmann::json::array({"n1", "n2"})});
+  state.topology = R"([["n1","n2"]])";
   state.max_cas = 1234567890123ULL;
   absl::StatusOr<StoredVBucketState> back = StoredVBucketState::fromJson(5, state.toJson());
   ASSERT_TRUE(back.ok()) << back.status();
