@@ -88,12 +88,14 @@ absl::StatusOr<std::unique_ptr<Bucket>> Bucket::create(BucketSpec spec,
                          : "",
                      ")"));
   }
+  bucket->watchFaultKeys();
   // The prepares warmup put back are in no log a simulated replica reads:
-  // each is told it received them, and acknowledges them as it would.
+  // each is told it received them, and acknowledges them as it would — after
+  // the fault keys, so that a replica paused by the configuration holds them
+  // (both calls post to the replica's strand, in this order).
   for (const auto& [vbid, seqno] : bucket->warmup_.promoted) {
     for (const auto& replica : bucket->replicas_) replica->onPrepare(vbid, seqno);
   }
-  bucket->watchFaultKeys();
 
   const std::string& name = bucket->name_;
   bucket->mode_listener_ = bucket->config_->addListener(
