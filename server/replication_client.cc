@@ -235,7 +235,6 @@ bool ReplicationClient::handleResponse(const protocol::Packet& packet) {
 }
 
 void ReplicationClient::rollBack(vbucket::Vbid vbid, const std::string& what, vbucket::Seqno to) {
-  rollbacks_.fetch_add(1, std::memory_order_relaxed);
   const absl::StatusOr<size_t> dropped = options_.bucket->durability().resetReplica(vbid);
   if (!dropped.ok()) {
     // Promoted or made dead meanwhile: not streamed from this node any more.
@@ -243,6 +242,8 @@ void ReplicationClient::rollBack(vbucket::Vbid vbid, const std::string& what, vb
                          to, "; not rolled back: ", std::string(dropped.status().message())));
     return;
   }
+  // Counted once done: a reader who sees the count sees the vbucket emptied.
+  rollbacks_.fetch_add(1, std::memory_order_release);
   // In memory, as kv_engine's ephemeral buckets: to 0, whatever seqno was named.
   logLine(absl::StrCat(what, ": node '", options_.active.name, "' answered roll back to seqno ", to,
                        " (this replica's history diverged from the active's): vbucket ", vbid,

@@ -94,8 +94,9 @@ class ReplicationClient final : public std::enable_shared_from_this<ReplicationC
   uint64_t itemsReceived() const noexcept { return items_.load(std::memory_order_relaxed); }
   uint64_t acksSent() const noexcept { return acks_.load(std::memory_order_relaxed); }
   // Stream requests the active answered Rollback (this replica's history
-  // diverged from the active's; see the file comment).
-  uint64_t rollbacks() const noexcept { return rollbacks_.load(std::memory_order_relaxed); }
+  // diverged from the active's; see the file comment), counted once the
+  // vbucket has been emptied.
+  uint64_t rollbacks() const noexcept { return rollbacks_.load(std::memory_order_acquire); }
   size_t streamsOpen() const noexcept { return streams_open_.load(std::memory_order_relaxed); }
 
  private:
