@@ -253,8 +253,9 @@ Bucket::~Bucket() {
   for (config::Configuration::ListenerId id : fault_listeners_) config_->removeListener(id);
   for (config::Configuration::ListenerId id : memory_listeners_) config_->removeListener(id);
   // Members go in reverse order: the replicas (stopped by shutdown()), the
-  // flusher (its task unregistered), the durability layer (which stops its
-  // tasks), the recovery task, then the vbuckets, the memory counts and config.
+  // flusher (its task unregistered; a disk flusher writes what is queued),
+  // the store (closed), the durability layer (which stops its tasks), the
+  // recovery task, then the vbuckets, the memory counts and config.
 }
 
 durability::WriteResult Bucket::write(vbucket::Vbid vbid, durability::WriteRequest request,
