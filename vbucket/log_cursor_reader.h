@@ -10,9 +10,10 @@
 // (readDirty(), CheckpointManager::skimPrepares): records with no prepare
 // after them are passed without being read, through a cursor handle found
 // once per vbucket. A reader that needs only whether there was a prepare
-// calls passDirty() instead, which reads no entry at all: the server's two
-// readers, the flusher and (since acks are cumulative) the simulated
-// replica, both do.
+// calls passDirty() instead, which reads no entry at all: the simulated
+// flusher and (since acks are cumulative) the simulated replica both do. A
+// reader that writes the records elsewhere (kvstore's disk flusher) copies
+// them out with readRecords().
 // Under plain SETs this took the two readers from 16.6% of the server's
 // samples to 3.4% (docs/benchmarks.md as of d3081a1, "Readers that skim").
 //
