@@ -101,8 +101,10 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion&& co
     level = request.durability->level;
     // A durability requirement must name a level: "none" is not one (the
     // protocol answers invalid level for it, as kv_engine does). A SyncWrite
-    // with nobody to answer is refused the same way.
-    if (!isKnownLevel(level) || !completion) {
+    // with nobody to answer, or a persist level on a bucket without a disk,
+    // is refused the same way.
+    if (!isKnownLevel(level) || !completion ||
+        (needsActivePersistence(level) && !settings_.persistent)) {
       base::MutexLock lock(mutex_);
       ++counters_.refused;
       return {WriteStatus::kInvalidLevel, 0};
@@ -131,8 +133,8 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion&& co
   max_deadline_ = std::max(max_deadline_, deadline);
   // Counted before the prepare is queued (DurabilitySettings::awaiting_persistence).
   const bool persists = needsActivePersistence(level);
-  // Sequentially consistent: a flusher that slows down while nothing awaits
-  // persistence orders its own re-check against it (server/simulated_flusher.h).
+  // Sequentially consistent: a flusher that read this prepare from the log
+  // then sees the count raised (notifyLocalPersistence's lock-free check).
   if (persists) settings_.awaiting_persistence.fetch_add(1, std::memory_order_seq_cst);
   TrackedWrite* added = nullptr;
   try {

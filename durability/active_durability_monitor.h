@@ -72,10 +72,15 @@ namespace syncwrite::durability {
 // racing with a change may see either value.
 struct DurabilitySettings {
   std::atomic<Level> min_level{Level::kNone};
+  // False for a bucket that keeps nothing on disk (bucket_type ephemeral):
+  // a SyncWrite whose level needs persistence is refused kInvalidLevel, as
+  // kv_engine's ephemeral buckets refuse it (EphemeralVBucket::
+  // isValidDurabilityLevel). Set before any monitor sees a write.
+  bool persistent = true;
   std::atomic<int64_t> default_timeout_ms{30000};
   // Not a setting: the writes tracked by all the bucket's monitors whose
   // level needs this node's persistence. A monitor raises it (sequentially
-  // consistent, for BucketDurability::awaitsPersistence()'s readers), under
+  // consistent, for notifyLocalPersistence()'s lock-free check), under
   // its lock, before the write's prepare is queued, so a flusher that read the
   // prepare from the checkpoint (under the checkpoint's lock) then reads a
   // count that includes it; it lowers it when the write leaves. While it is

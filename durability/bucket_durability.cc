@@ -70,6 +70,7 @@ BucketDurability::Impl::Impl(std::string name_in, config::Configuration& config_
       timeout_owner(name + ": durability timeouts"),
       completion_owner(name + ": durability completions"),
       mode(modeOf(config)) {
+  settings.persistent = config.get(keys::kBucketType) == config::BucketType::kCouchbase;
   settings.min_level.store(minLevelOf(config.get(keys::kDurabilityMinLevel)));
   settings.default_timeout_ms.store(config.get(keys::kDurabilityDefaultTimeout).count());
   slots.resize(map.size());
@@ -208,6 +209,10 @@ BucketDurability::BucketDurability(std::string name, config::Configuration& buck
   listeners.push_back(d.config.addListener(
       keys::kDurabilityDefaultTimeout,
       [&d](std::chrono::milliseconds v) { d.settings.default_timeout_ms.store(v.count()); }));
+  listeners.push_back(
+      d.config.addValidator(keys::kDurabilityMinLevel, [&d](config::DurabilityMinLevel v) {
+        return checkMinLevel(minLevelOf(v), d.settings.persistent);
+      }));
   listeners.push_back(d.config.addListener(
       keys::kDurabilityMinLevel,
       [&d](config::DurabilityMinLevel v) { d.settings.min_level.store(minLevelOf(v)); }));
@@ -293,10 +298,6 @@ void BucketDurability::notifyLocalPersistence(Vbid vbid, Seqno persisted_seqno) 
       hps && d.passive_ack_listener) {
     d.passive_ack_listener(vbid, *hps);
   }
-}
-
-bool BucketDurability::awaitsPersistence() const noexcept {
-  return impl_->settings.awaiting_persistence.load(std::memory_order_seq_cst) != 0;
 }
 
 void BucketDurability::forgetQueuedAcks(const std::string& node) {

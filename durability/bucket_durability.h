@@ -24,8 +24,8 @@
 // (docs/benchmarks.md compares the coarse choices). With a manual clock
 // nothing fires by itself: advance it and call checkTimeoutsNow().
 //
-// Memory: 1,517,263 bytes of requested heap for 1024 idle active vbuckets
-// event-driven, 1,517,606 polling (~1,482 a vbucket: its monitor and
+// Memory: 1,517,444 bytes of requested heap for 1024 idle active vbuckets
+// event-driven, 1,517,787 polling (~1,482 a vbucket: its monitor and
 // counters, plus per bucket the tasks, in-flight set, histograms, settings
 // and passive-monitor map), beyond the vbuckets' own;
 // g++ 12, x86-64, pinned by tests/idle_memory_test.cc.
@@ -230,13 +230,6 @@ class BucketDurability {
   // synchronised against notifyLocalPersistence); empty: nobody is told.
   using PassiveAckListener = std::function<void(Vbid vbid, Seqno high_prepared_seqno)>;
   void setPassiveAckListener(PassiveAckListener listener);
-
-  // True while a SyncWrite whose level needs this node's persistence
-  // (majority_and_persist_on_master, persist_to_majority) is tracked. Raised
-  // before such a write's prepare is queued, so the thread that queued it
-  // sees true. Cost: one load of a line that other writes never write
-  // (DurabilitySettings::awaiting_persistence), sequentially consistent.
-  bool awaitsPersistence() const noexcept;
 
   // Replaces every vbucket's topology (acks of nodes still present are kept);
   // writes the new topology satisfies commit. Writes already accepted stay

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <absl/strings/str_cat.h>
+
 #include "clock/coarse_clock.h"
 #include "clock/precise_clock.h"
 #include "clock/syscall_clock.h"
@@ -48,6 +50,13 @@ Level minLevelOf(config::DurabilityMinLevel value) noexcept {
       return Level::kPersistToMajority;
   }
   unhandled(config::keys::kDurabilityMinLevel, value);
+}
+
+absl::Status checkMinLevel(Level level, bool persistent) {
+  if (persistent || !needsActivePersistence(level)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("durability_min_level: '", std::string(toString(level)),
+                   "' needs persistence, and an ephemeral bucket has no disk (bucket_type)"));
 }
 
 clock::ClockRef visitorClockOf(config::DurabilityVisitorClock value) noexcept {

@@ -9,6 +9,8 @@
 // error: the call prints the key and the value and aborts, never guesses.
 #pragma once
 
+#include <absl/status/status.h>
+
 #include "clock/clock_ref.h"
 #include "config/keys.h"
 #include "durability/level.h"
@@ -21,6 +23,12 @@ TimeoutMode timeoutModeOf(config::DurabilityTimeoutMode value) noexcept;
 
 // durability_min_level.
 Level minLevelOf(config::DurabilityMinLevel value) noexcept;
+
+// OK, or InvalidArgument naming durability_min_level when `level` needs
+// persistence and the bucket has no disk (`persistent` false: bucket_type
+// ephemeral), whose every plain write it would otherwise turn into a refused
+// SyncWrite.
+absl::Status checkMinLevel(Level level, bool persistent);
 
 // durability_visitor_clock: the clock the polling visitor reads between vbuckets.
 clock::ClockRef visitorClockOf(config::DurabilityVisitorClock value) noexcept;

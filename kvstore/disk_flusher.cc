@@ -1,6 +1,8 @@
 #include "kvstore/disk_flusher.h"
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <utility>
 
 #include <absl/container/flat_hash_map.h>
@@ -32,7 +34,7 @@ class DiskFlusher::Task final : public executor::Task {
       : executor::Task(owner, "disk flusher", executor::TaskGroup::kNonIO, clock::kNever),
         flusher_(flusher) {}
 
-  // Run by the pool only, never concurrently with itself: `waited_` and
+  // Run by the pool only, never concurrently with itself: `due_` and
   // `backoff_` need no lock.
   bool run() override {
     if (taskable().isShutdown()) return false;
@@ -40,13 +42,19 @@ class DiskFlusher::Task final : public executor::Task {
       snooze(clock::Duration::max());  // setPaused(false) wakes it
       return true;
     }
+    // flush_delay_ms runs from the first run that finds a vbucket marked
+    // since the last flush; a mark that wakes the task meanwhile does not cut
+    // it short, and joins the batch.
     const int64_t delay_ms = flusher_.delay_ms_.load(std::memory_order_relaxed);
-    if (delay_ms > 0 && !waited_) {
-      waited_ = true;
-      snooze(std::chrono::milliseconds(delay_ms));
+    const auto now = std::chrono::steady_clock::now();
+    if (delay_ms > 0 && !due_ && flusher_.reader_.anyDirty()) {
+      due_ = now + std::chrono::milliseconds(delay_ms);
+    }
+    if (due_ && now < *due_) {
+      snooze(*due_ - now);
       return true;
     }
-    waited_ = false;
+    due_.reset();
     const Ran ran = flusher_.flushOnce();
     if (ran.failed) {
       backoff_ = backoff_ == clock::Duration::zero()
@@ -64,7 +72,7 @@ class DiskFlusher::Task final : public executor::Task {
 
  private:
   DiskFlusher& flusher_;
-  bool waited_ = false;
+  std::optional<std::chrono::steady_clock::time_point> due_;  // of a delayed run
   clock::Duration backoff_ = clock::Duration::zero();
 };
 

@@ -22,7 +22,9 @@
 // the cursor stays in memory (the bucket's quota then refuses writes) and
 // persist-level SyncWrites wait and time out. The recovery is logged too.
 //
-// Paused (simulated_flusher_paused): reads nothing, as a stuck disk.
+// Paused (flusher_paused): reads nothing, as a stuck disk. With a delay
+// (flush_delay_ms), a run that finds a vbucket marked waits that long, then
+// takes everything queued by then (a slow disk).
 //
 // Thread-safety: every member may be called from any thread; a run is never
 // concurrent with itself. Lifetime: the map, the pool and the store must
@@ -76,9 +78,11 @@ class DiskFlusher final : public vbucket::Flusher {
   size_t itemsQueued() const override { return reader_.itemsQueued(); }
 
   // Writes that failed (each is retried until it succeeds).
-  uint64_t writeFailures() const noexcept { return failures_.load(std::memory_order_relaxed); }
+  uint64_t writeFailures() const noexcept override {
+    return failures_.load(std::memory_order_relaxed);
+  }
   // True while a failed batch waits to be written again.
-  bool failing() const noexcept { return failing_.load(std::memory_order_acquire); }
+  bool failing() const noexcept override { return failing_.load(std::memory_order_acquire); }
 
  private:
   class Task;

@@ -1,9 +1,13 @@
 #include "kvstore/kvstore.h"
 
+#include <cstdarg>
+#include <cstdio>
+#include <iostream>
 #include <utility>
 
 #include <absl/strings/str_cat.h>
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
 #include <rocksdb/memtablerep.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
@@ -40,6 +44,31 @@ absl::Status fromRocks(const rocksdb::Status& status, std::string_view what,
   return status.IsCorruption() ? absl::DataLossError(message) : absl::UnavailableError(message);
 }
 
+// RocksDB's own log, its errors only, as lines to `log_` (or to
+// stderr): never a LOG file in the data directory, which shares the disk's
+// failures — RocksDB, built with assertions as Debian's is, aborts on a line
+// logged after a failed write of its LOG file.
+class LineLogger final : public rocksdb::Logger {
+ public:
+  explicit LineLogger(KVStore::Log log)
+      : rocksdb::Logger(rocksdb::InfoLogLevel::ERROR_LEVEL), log_(std::move(log)) {}
+  using rocksdb::Logger::Logv;
+  void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
+    if (level < GetInfoLogLevel()) return;
+    char line[512];
+    std::vsnprintf(line, sizeof line, format, ap);
+    const std::string text = absl::StrCat("rocksdb: ", line);
+    if (log_) {
+      log_(text);
+    } else {
+      std::cerr << text << '\n';
+    }
+  }
+
+ private:
+  const KVStore::Log log_;
+};
+
 }  // namespace
 
 void KVStore::Batch::putCommitted(Vbid vbid, const DocumentRecord& record) {
@@ -58,16 +87,23 @@ void KVStore::Batch::putState(Vbid vbid, std::string_view state_json) {
   ops_.push_back({Family::kStates, false, prefixed(vbid, {}), std::string(state_json)});
 }
 
-absl::StatusOr<std::unique_ptr<KVStore>> KVStore::open(const std::filesystem::path& dir) {
+absl::StatusOr<std::unique_ptr<KVStore>> KVStore::open(const std::filesystem::path& dir, Log log) {
   std::unique_ptr<KVStore> store(new KVStore());
   store->dir_ = dir;
+  store->logger_ = std::make_shared<LineLogger>(std::move(log));
   absl::StatusOr<std::unique_ptr<DataDirLock>> lock = DataDirLock::acquire(dir);
   if (!lock.ok()) return lock.status();
   store->lock_ = std::move(*lock);
 
+  if (absl::Status s = store->openDatabase(); !s.ok()) return s;
+  return store;
+}
+
+absl::Status KVStore::openDatabase() {
   rocksdb::DBOptions options;
   options.create_if_missing = true;
   options.create_missing_column_families = true;
+  options.info_log = logger_;
   // Memtables as vectors, sorted when they are flushed or read: the store is
   // written all the time and read only at warmup, and the default skip
   // list's ordered inserts were most of the flusher's CPU under durable
@@ -75,6 +111,11 @@ absl::StatusOr<std::unique_ptr<KVStore>> KVStore::open(const std::filesystem::pa
   rocksdb::ColumnFamilyOptions family_options;
   family_options.memtable_factory = std::make_shared<rocksdb::VectorRepFactory>();
   options.allow_concurrent_memtable_write = false;  // a vector memtable has one writer
+  // Memtables of 8 MiB (RocksDB's default is 64 MiB, two per family): the
+  // process's memory stays within a few tens of MiB of its items however
+  // long it runs, at the cost of more, smaller flushes to SST files in
+  // RocksDB's background thread.
+  family_options.write_buffer_size = size_t{8} << 20;
   const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, family_options},
       {kPrepares, family_options},
@@ -82,22 +123,34 @@ absl::StatusOr<std::unique_ptr<KVStore>> KVStore::open(const std::filesystem::pa
   };
   rocksdb::DB* db = nullptr;
   const rocksdb::Status opened =
-      rocksdb::DB::Open(options, (dir / "rocksdb").string(), families, &store->families_, &db);
-  if (absl::Status s = fromRocks(opened, "cannot open the database in", dir); !s.ok()) return s;
-  store->db_.reset(db);
-  return store;
+      rocksdb::DB::Open(options, (dir_ / "rocksdb").string(), families, &families_, &db);
+  if (absl::Status s = fromRocks(opened, "cannot open the database in", dir_); !s.ok()) return s;
+  db_.reset(db);
+  return absl::OkStatus();
 }
 
-KVStore::~KVStore() {
-  if (db_) {
-    for (rocksdb::ColumnFamilyHandle* family : families_) {
-      (void)db_->DestroyColumnFamilyHandle(family);
-    }
-    (void)db_->Close();
+void KVStore::closeDatabase() {
+  if (!db_) return;
+  for (rocksdb::ColumnFamilyHandle* family : families_) {
+    (void)db_->DestroyColumnFamilyHandle(family);
   }
+  families_.clear();
+  (void)db_->Close();
+  db_.reset();
 }
+
+KVStore::~KVStore() { closeDatabase(); }
 
 absl::Status KVStore::write(Batch& batch) {
+  // A database that failed a write is opened again before the next one:
+  // RocksDB keeps the failed log writer and refuses (or, built with
+  // assertions as Debian's is, aborts on) any later write through it; a new
+  // open replays the log up to its last whole record. While the disk is
+  // still full or failing the open fails too, and so does this write.
+  if (failed_.load(std::memory_order_relaxed) || !db_) {
+    closeDatabase();
+    if (absl::Status s = openDatabase(); !s.ok()) return s;
+  }
   rocksdb::WriteBatch rocks;
   for (const Batch::Op& op : batch.ops_) {
     rocksdb::ColumnFamilyHandle* family = families_[static_cast<size_t>(op.family)];
@@ -105,10 +158,6 @@ absl::Status KVStore::write(Batch& batch) {
         op.erase ? rocks.Delete(family, op.key) : rocks.Put(family, op.key, op.value);
     if (!s.ok()) return fromRocks(s, "cannot build a write batch for", dir_);
   }
-  // After a failed write RocksDB refuses every write until it is resumed
-  // (its background error); resuming a database with no such error does
-  // nothing.
-  if (failed_.load(std::memory_order_relaxed)) (void)db_->Resume();
   rocksdb::WriteOptions options;
   options.sync = true;
   absl::Status written = fromRocks(db_->Write(options, &rocks), "cannot write to", dir_);
@@ -119,6 +168,7 @@ absl::Status KVStore::write(Batch& batch) {
 
 absl::Status KVStore::forEach(rocksdb::ColumnFamilyHandle* family, Vbid vbid,
                               const Visit& visit) const {
+  if (!db_) return closed();
   const std::string prefix = prefixed(vbid, {});
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), family));
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
@@ -134,15 +184,21 @@ absl::Status KVStore::forEach(rocksdb::ColumnFamilyHandle* family, Vbid vbid,
   return fromRocks(it->status(), "cannot read", dir_);
 }
 
+absl::Status KVStore::closed() const {
+  return absl::UnavailableError(
+      absl::StrCat("the database in ", dir_.string(), " is closed after a failed write"));
+}
+
 absl::Status KVStore::forEachCommitted(Vbid vbid, const Visit& visit) const {
-  return forEach(families_[0], vbid, visit);
+  return forEach(db_ ? families_[0] : nullptr, vbid, visit);
 }
 
 absl::Status KVStore::forEachPrepare(Vbid vbid, const Visit& visit) const {
-  return forEach(families_[1], vbid, visit);
+  return forEach(db_ ? families_[1] : nullptr, vbid, visit);
 }
 
 absl::StatusOr<std::map<Vbid, std::string>> KVStore::states() const {
+  if (!db_) return closed();
   std::map<Vbid, std::string> out;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), families_[2]));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {

@@ -19,9 +19,10 @@
 // The directory is locked for the store's lifetime (DataDirLock): a second
 // open() of it, from this process or another, is refused naming the holder.
 //
-// Thread-safety: every member may be called from any thread (RocksDB's own
-// guarantee); a Batch belongs to one thread. The store must outlive its
-// readers' calls.
+// Thread-safety: the readers (forEach*, states) may run on any threads
+// together, and writes on one thread at a time, but not both at once: a write
+// after a failed one reopens the database (the server reads at warmup,
+// before its flusher writes). A Batch belongs to one thread.
 #pragma once
 
 #include <atomic>
@@ -43,6 +44,7 @@
 namespace rocksdb {
 class ColumnFamilyHandle;
 class DB;
+class Logger;
 }  // namespace rocksdb
 
 namespace syncwrite::kvstore {
@@ -79,8 +81,11 @@ class KVStore {
   // Opens (creating if needed) the store in `dir`. FailedPrecondition when
   // another store holds the directory (the message names the holder's PID);
   // Unavailable or DataLoss, with RocksDB's status and the path, when the
-  // database cannot be opened.
-  static absl::StatusOr<std::unique_ptr<KVStore>> open(const std::filesystem::path& dir);
+  // database cannot be opened. RocksDB's errors go to `log`, a
+  // line each, from any thread (empty: to stderr); it keeps no LOG file.
+  using Log = std::function<void(std::string_view line)>;
+  static absl::StatusOr<std::unique_ptr<KVStore>> open(const std::filesystem::path& dir,
+                                                       Log log = {});
   ~KVStore();
   KVStore(const KVStore&) = delete;
   KVStore& operator=(const KVStore&) = delete;
@@ -88,7 +93,8 @@ class KVStore {
   // Applies `batch` atomically and syncs it (see the file comment), then
   // empties it. On an error (the path and RocksDB's status in the message)
   // nothing of the batch is applied and the batch is left as it was, to be
-  // written again; the next write first resumes the database from the error.
+  // written again; the next write first opens the database again (RocksDB
+  // keeps a failed log writer), and fails while that open fails.
   absl::Status write(Batch& batch);
 
   // Calls `visit` with each committed record (tombstones included) of
@@ -106,10 +112,16 @@ class KVStore {
  private:
   KVStore() = default;
   absl::Status forEach(rocksdb::ColumnFamilyHandle* family, Vbid vbid, const Visit& visit) const;
+  // Opens db_ and families_ on dir_ (see open()); closes them (idempotent).
+  absl::Status openDatabase();
+  void closeDatabase();
+  // Unavailable: db_ is closed (a reopen after a failed write failed).
+  absl::Status closed() const;
 
   std::filesystem::path dir_;
   std::unique_ptr<DataDirLock> lock_;
   std::atomic<bool> failed_{false};  // the last write failed
+  std::shared_ptr<rocksdb::Logger> logger_;
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> families_;  // default, prepares, vbstate
 };

@@ -15,7 +15,6 @@
 #include "server/log.h"
 #include "server/replica_faults.h"
 #include "server/sasl/crypto.h"
-#include "server/simulated_flusher.h"
 #include "server/stored_vbucket_state.h"
 
 namespace syncwrite::server {
@@ -195,7 +194,8 @@ Bucket::Bucket(BucketSpec spec, executor::ExecutorPool& pool,
 
 absl::Status Bucket::openAndWarmUp(const std::filesystem::path& data_dir,
                                    const std::string& node_name) {
-  absl::StatusOr<std::unique_ptr<kvstore::KVStore>> store = kvstore::KVStore::open(data_dir);
+  absl::StatusOr<std::unique_ptr<kvstore::KVStore>> store =
+      kvstore::KVStore::open(data_dir, [](std::string_view line) { logLine(line); });
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
   absl::StatusOr<WarmupStats> warmed =
@@ -225,13 +225,6 @@ void Bucket::startFlusher() {
     for (size_t id = 0; id < vbuckets_.size(); ++id) {
       flusher_->markDirty(static_cast<vbucket::Vbid>(id), false);
     }
-  } else {
-    flusher_ = std::make_unique<SimulatedFlusher>(
-        absl::StrCat("bucket \"", name_, "\" flusher"), vbuckets_, pool_,
-        [this](vbucket::Vbid vbid, vbucket::Seqno seqno) {
-          durability_->notifyLocalPersistence(vbid, seqno);
-        },
-        [this] { return durability_->awaitsPersistence(); });
   }
   watchFlusherKeys();
 }
@@ -276,8 +269,8 @@ durability::WriteResult Bucket::write(vbucket::Vbid vbid, durability::WriteReque
 void Bucket::queued(vbucket::Vbid vbid, vbucket::QueueOp op) noexcept {
   if (!listening_.load(std::memory_order_acquire)) return;
   // Null only while the bucket is built, before anything can be written.
-  // A replica waits only for the prepares (simulated_replica.h), and the
-  // flusher only for those that need persistence (simulated_flusher.h).
+  // A replica waits only for the prepares (simulated_replica.h); an
+  // ephemeral bucket has no flusher.
   const bool prepare = op == vbucket::QueueOp::kPrepare;
   if (flusher_) flusher_->markDirty(vbid, prepare);
   for (const auto& replica : replicas_) replica->markDirty(vbid, prepare);
@@ -368,17 +361,32 @@ void Bucket::watchFaultKeys() {
 void Bucket::watchFlusherKeys() {
   namespace keys = config::keys;
   config::Configuration& c = *config_;
+  if (!flusher_) {
+    // server_config.cc refuses these at load for an ephemeral bucket.
+    auto noFlusher = [this](std::string_view key) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(std::string(key), ": bucket \"", name_,
+                       "\" is ephemeral and has no flusher (bucket_type)"));
+    };
+    fault_listeners_.push_back(c.addValidator(
+        keys::kFlushDelayMs,
+        [noFlusher](std::chrono::milliseconds) { return noFlusher(keys::kFlushDelayMs.name()); }));
+    fault_listeners_.push_back(c.addValidator(keys::kFlusherPaused, [noFlusher](bool) {
+      return noFlusher(keys::kFlusherPaused.name());
+    }));
+    return;
+  }
   fault_listeners_.push_back(
       c.addListener(keys::kFlushDelayMs, [this](std::chrono::milliseconds d) {
         flusher_->setDelay(d);
         logLine(absl::StrCat("bucket \"", name_, "\": flush_delay_ms = ", d.count()));
       }));
-  fault_listeners_.push_back(c.addListener(keys::kSimulatedFlusherPaused, [this](bool paused) {
+  fault_listeners_.push_back(c.addListener(keys::kFlusherPaused, [this](bool paused) {
     flusher_->setPaused(paused);
-    logLine(absl::StrCat("bucket \"", name_, "\": simulated_flusher_paused = ", paused));
+    logLine(absl::StrCat("bucket \"", name_, "\": flusher_paused = ", paused));
   }));
   flusher_->setDelay(c.get(keys::kFlushDelayMs));
-  flusher_->setPaused(c.get(keys::kSimulatedFlusherPaused));
+  flusher_->setPaused(c.get(keys::kFlusherPaused));
 }
 
 void Bucket::applyMemoryLimits() {

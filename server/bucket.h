@@ -15,9 +15,10 @@
 // from there at create() (server/warmup.h) and a kvstore::DiskFlusher
 // writes each batch of its logs there, synced, before it reports anything
 // persisted (notifyLocalPersistence). An ephemeral bucket keeps nothing on
-// disk: a SimulatedFlusher reads each vbucket's log and reports what it read
-// as persisted. Either way levels that need persistence on the active wait
-// for the report, and a paused flusher (simulated_flusher_paused) holds them.
+// disk and has no flusher: it refuses the levels that need persistence
+// (DurabilityInvalidLevel, as kv_engine's ephemeral buckets). A paused
+// flusher (flusher_paused) holds the persist-level writes of a couchbase
+// bucket.
 // The replicas' acks say what they say.
 //
 // Memory: the bucket's items are counted in a BucketMemory
@@ -153,7 +154,8 @@ class Bucket final : private vbucket::QueueListener {
 
   // The simulated replica called `name`, or null. For tests.
   SimulatedReplica* simulatedReplica(std::string_view name) const;
-  const vbucket::Flusher& flusher() const noexcept { return *flusher_; }
+  // The couchbase bucket's flusher; null for an ephemeral bucket.
+  const vbucket::Flusher* flusher() const noexcept { return flusher_.get(); }
   // A couchbase bucket's store (null for an ephemeral bucket) and what its
   // warmup loaded.
   const kvstore::KVStore* store() const noexcept { return store_.get(); }
@@ -172,8 +174,8 @@ class Bucket final : private vbucket::QueueListener {
   void watchMemoryKeys();
   // Opens the bucket's store in `data_dir` and warms up from it (logged).
   absl::Status openAndWarmUp(const std::filesystem::path& data_dir, const std::string& node_name);
-  // Starts the flusher (on the store, if any; simulated otherwise), then
-  // watchFlusherKeys().
+  // Starts the flusher on the store (a couchbase bucket; an ephemeral one
+  // has none), then watchFlusherKeys().
   void startFlusher();
   // Registers the flusher keys' listeners and applies them.
   void watchFlusherKeys();

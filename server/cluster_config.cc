@@ -64,9 +64,12 @@ absl::StatusOr<ClusterSpec> parseClusterSpec(const nlohmann::json& value) {
         node.port = static_cast<uint16_t>(v.get<uint64_t>());
       } else if (key == "port_file" && v.is_string() && !v.get<std::string>().empty()) {
         node.port_file = v.get<std::string>();
+      } else if (key == "data_dir" && v.is_string() && !v.get<std::string>().empty()) {
+        node.data_dir = v.get<std::string>();
       } else {
         return invalid(at, absl::StrCat("'", key, "': ", v.dump(),
-                                        " is not a host name, a port in 1..65535 or a port file"));
+                                        " is not a host name, a port in 1..65535, a port file "
+                                        "or a data directory"));
       }
     }
     if (node.host.empty()) return invalid(at, "needs \"host\"");

@@ -8,8 +8,11 @@
 //
 // A node gives its address as host and port, or as host and the port file
 // the node writes once it listens (--port-file): the others read it when
-// they connect, so a test can give every node an ephemeral port. Each process
-// is started with the same file and --node NAME (which sets node_name).
+// they connect, so a test can give every node an ephemeral port. A node may
+// name its own "data_dir" (its couchbase buckets' directory, in place of the
+// server key data_dir), since the nodes of one machine share the file. Each
+// process is started with the same file and --node NAME (which sets
+// node_name).
 // replication_user is the user a replica authenticates as on its active
 // (SASL PLAIN with that user's password from "users"); required when the
 // configuration has users.
@@ -37,6 +40,7 @@ struct ClusterNode {
   std::string host;
   uint16_t port = 0;      // 0: read port_file
   std::string port_file;  // when port is 0
+  std::string data_dir;   // empty: the server key data_dir
 };
 
 struct ClusterSpec {

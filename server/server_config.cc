@@ -6,6 +6,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "config/read_file.h"
+#include "durability/config_values.h"
 #include "server/replica_faults.h"
 
 namespace syncwrite::server {
@@ -258,9 +259,27 @@ absl::StatusOr<ServerConfig> loadServerConfig(const nlohmann::json& document,
     if (!bucket.ok()) return bucket.status();
     result.buckets.push_back(std::move(*bucket));
   }
-  const std::string data_dir = result.server->get(config::keys::kDataDir);
+  std::string data_dir = result.server->get(config::keys::kDataDir);
+  if (const ClusterNode* self = result.cluster ? result.cluster->find(node_name) : nullptr;
+      self != nullptr && !self->data_dir.empty()) {
+    data_dir = self->data_dir;
+  }
   for (BucketSpec& bucket : result.buckets) {
-    if (bucket.config->get(config::keys::kBucketType) != config::BucketType::kCouchbase) continue;
+    if (bucket.config->get(config::keys::kBucketType) != config::BucketType::kCouchbase) {
+      const durability::Level min_level =
+          durability::minLevelOf(bucket.config->get(config::keys::kDurabilityMinLevel));
+      if (absl::Status s = durability::checkMinLevel(min_level, false); !s.ok()) {
+        return invalid(absl::StrCat("buckets.", bucket.name, ".durability_min_level"),
+                       std::string(s.message()));
+      }
+      if (bucket.config->get(config::keys::kFlushDelayMs).count() != 0 ||
+          bucket.config->get(config::keys::kFlusherPaused)) {
+        return invalid(absl::StrCat("buckets.", bucket.name),
+                       "flush_delay_ms and flusher_paused need a flusher, and an ephemeral "
+                       "bucket has none (bucket_type)");
+      }
+      continue;
+    }
     if (data_dir.empty()) {
       return invalid(absl::StrCat("buckets.", bucket.name, ".bucket_type"),
                      "couchbase (a persistent bucket) needs the server key data_dir, the "

@@ -143,12 +143,16 @@ StatList memoryStats(const Bucket& bucket) {
       {"memory_recovery_runs", absl::StrCat(r.runs)},
       {"memory_recovery_runs_above_upper_mark", absl::StrCat(r.runs_above_upper_mark)},
       {"writes_refused_for_memory", absl::StrCat(m.writesRefused())},
-      // The one reader with a cursor: how far behind the head it is.
-      {"flusher_items_queued", absl::StrCat(bucket.flusher().itemsQueued())},
-      {"flusher_batches", absl::StrCat(bucket.flusher().batches())},
-      {"flusher_items_flushed", absl::StrCat(bucket.flusher().itemsFlushed())},
-      {"flusher_paused", bucket.flusher().paused() ? "true" : "false"},
   };
+  if (const vbucket::Flusher* flusher = bucket.flusher(); flusher != nullptr) {
+    // How far behind the head the flusher's cursors are, and what it did.
+    stats.emplace_back("flusher_items_queued", absl::StrCat(flusher->itemsQueued()));
+    stats.emplace_back("flusher_batches", absl::StrCat(flusher->batches()));
+    stats.emplace_back("flusher_items_flushed", absl::StrCat(flusher->itemsFlushed()));
+    stats.emplace_back("flusher_paused", flusher->paused() ? "true" : "false");
+    stats.emplace_back("flusher_write_failures", absl::StrCat(flusher->writeFailures()));
+    stats.emplace_back("flusher_failing", flusher->failing() ? "true" : "false");
+  }
   // Each simulated replica's stream: how far behind the head its cursor is.
   for (const auto& replica : bucket.simulatedReplicas()) {
     stats.emplace_back(absl::StrCat("replica:", replica->name(), ":items_queued"),

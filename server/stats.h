@@ -22,9 +22,12 @@
 //                checkpoint_items_expelled, checkpoints_removed,
 //                checkpoint_bytes_recovered, memory_recovery_runs,
 //                memory_recovery_runs_above_upper_mark,
-//                writes_refused_for_memory; the simulated flusher's
-//                flusher_items_queued (its cursors' distance from the head),
-//                flusher_batches, flusher_items_flushed, flusher_paused;
+//                writes_refused_for_memory; in a couchbase bucket the
+//                flusher's flusher_items_queued (its cursors' distance from
+//                the head), flusher_batches, flusher_items_flushed,
+//                flusher_paused, flusher_write_failures (kv_engine's
+//                ep_item_commit_failed) and flusher_failing (the last write
+//                failed; it is retried);
 //                and replica:<name>:items_queued for each simulated
 //                replica's stream.
 //                O(vbuckets).

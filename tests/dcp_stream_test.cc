@@ -30,7 +30,7 @@ using vbucket::VBucketState;
 class DcpStreamTest : public ::testing::Test {
  protected:
   DcpStreamTest() {
-    EXPECT_TRUE(config_.loadJson({{"max_vbuckets", 1}}).ok());
+    EXPECT_TRUE(config_.loadJson({{"max_vbuckets", 1}, {"bucket_type", "couchbase"}}).ok());
     active_map_ = std::make_unique<vbucket::VBucketMap>(config_, VBucketState::kActive);
     replica_map_ = std::make_unique<vbucket::VBucketMap>(config_, VBucketState::kReplica);
     active_ = std::make_unique<durability::BucketDurability>(

@@ -38,9 +38,11 @@ TEST(DurabilityStressTest, EveryWriteResolvesOnceAndInSeqnoOrder) {
   clock::ManualClock clock;
   executor::ExecutorPool pool(2);
   config::Configuration config(config::Scope::kBucket);
-  ASSERT_TRUE(
-      config.loadJson({{"max_vbuckets", kStressVBuckets}, {"durability_timeout_task_interval", 1}})
-          .ok());
+  ASSERT_TRUE(config
+                  .loadJson({{"max_vbuckets", kStressVBuckets},
+                             {"bucket_type", "couchbase"},
+                             {"durability_timeout_task_interval", 1}})
+                  .ok());
   vbucket::VBucketMap map(config, VBucketState::kActive);
   for (size_t vb = 0; vb < kStressVBuckets; ++vb) {
     map.at(static_cast<Vbid>(vb)).checkpointManager().registerCursor("stress");

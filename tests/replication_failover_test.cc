@@ -38,7 +38,12 @@ class ReplicationFailoverTest : public ::testing::Test {
  protected:
   // Three nodes, two replicas: vbucket 0's chain is [n1, n2, n3], 1's
   // [n2, n3, n1], 2's [n3, n1, n2].
-  std::string config() const { return testing::clusterConfig({&n1_, &n2_, &n3_}, 2, 3); }
+  std::string config() const {
+    return testing::clusterConfig({&n1_, &n2_, &n3_}, 2, 3, persistent());
+  }
+  // Couchbase buckets (each node's data beside its port file), whose
+  // flushers the persist levels wait for.
+  virtual bool persistent() const { return false; }
 
   void SetUp() override {
     for (ServerProcess* node : {&n1_, &n2_, &n3_}) {
@@ -89,7 +94,12 @@ class ReplicationFailoverTest : public ::testing::Test {
   std::filesystem::path cluster_file_;
 };
 
-TEST_F(ReplicationFailoverTest, PromotesTheReplicaFurthestAheadAndItCommitsWhatItHeld) {
+class ReplicationFailoverOnDiskTest : public ReplicationFailoverTest {
+ protected:
+  bool persistent() const override { return true; }
+};
+
+TEST_F(ReplicationFailoverOnDiskTest, PromotesTheReplicaFurthestAheadAndItCommitsWhatItHeld) {
   protocol::Client a = n1_.connect();
   protocol::Client b = n2_.connect();
   protocol::Client c = n3_.connect();
@@ -101,7 +111,7 @@ TEST_F(ReplicationFailoverTest, PromotesTheReplicaFurthestAheadAndItCommitsWhatI
   // persist_to_majority write stays pending on n1.
   n2_.signal(SIGKILL);
   EXPECT_EQ(n2_.wait(), -SIGKILL);
-  testing::setParam(c, "simulated_flusher_paused", "true");
+  testing::setParam(c, "flusher_paused", "true");
   const int64_t received = statValue(c, "", "replication_items_received");
   protocol::MutationOptions options;
   options.durability = protocol::DurabilitySpec{durability::Level::kPersistToMajority, 60000};
@@ -112,8 +122,9 @@ TEST_F(ReplicationFailoverTest, PromotesTheReplicaFurthestAheadAndItCommitsWhatI
       eventually([&] { return statValue(c, "", "replication_items_received") > received; }));
   n1_.signal(SIGKILL);
   EXPECT_EQ(n1_.wait(), -SIGKILL);
-  // n2 comes back empty (nothing is on disk), behind n3.
+  // n2 comes back empty (its disk lost), behind n3.
   std::filesystem::remove(n2_.portFile());
+  std::filesystem::remove_all(n2_.portFile().parent_path() / "data");
   ASSERT_TRUE(n2_.start(config(), {"--node", "n2"}));
   b = n2_.connect();
 
@@ -136,7 +147,7 @@ TEST_F(ReplicationFailoverTest, PromotesTheReplicaFurthestAheadAndItCommitsWhatI
   auto meta = call(c, {.opcode = Opcode::kGetMeta, .vbucket = 0, .key = "pending"});
   ASSERT_TRUE(meta.ok());
   EXPECT_EQ(meta->status, Status::kSyncWriteReCommitInProgress);
-  testing::setParam(c, "simulated_flusher_paused", "false");
+  testing::setParam(c, "flusher_paused", "false");
   EXPECT_TRUE(eventually([&] {
     auto r = c.get(0, "pending");
     return r.ok() && r->status == Status::kSuccess && r->value == "held";

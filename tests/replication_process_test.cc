@@ -33,11 +33,14 @@ constexpr uint16_t kOnN2 = 1;
 
 class ReplicationProcessTest : public ::testing::Test {
  protected:
-  std::string clusterConfig() const { return testing::clusterConfig({&n1_, &n2_}, 1, 4); }
+  std::string clusterConfig(bool persistent = false) const {
+    return testing::clusterConfig({&n1_, &n2_}, 1, 4, persistent);
+  }
 
-  void startBoth() {
-    ASSERT_TRUE(n1_.start(clusterConfig(), {"--node", "n1"}));
-    ASSERT_TRUE(n2_.start(clusterConfig(), {"--node", "n2"}));
+  // `persistent`: couchbase buckets, whose flushers the persist levels wait for.
+  void startBoth(bool persistent = false) {
+    ASSERT_TRUE(n1_.start(clusterConfig(persistent), {"--node", "n1"}));
+    ASSERT_TRUE(n2_.start(clusterConfig(persistent), {"--node", "n2"}));
     waitStreaming(n1_);
     waitStreaming(n2_);
   }
@@ -137,11 +140,11 @@ TEST_F(ReplicationProcessTest, AKilledReplicaRestartsEmptyCatchesUpAndAcknowledg
 }
 
 TEST_F(ReplicationProcessTest, APromotedReplicaReCommitsThePreparesItHeldAndReadsWaitForThem) {
-  ASSERT_NO_FATAL_FAILURE(startBoth());
+  ASSERT_NO_FATAL_FAILURE(startBoth(true));
   protocol::Client b = n2_.connect();
   // n2 receives the prepare but cannot persist it, so it never acknowledges
   // a persist_to_majority write: n1 holds it pending.
-  testing::setParam(b, "simulated_flusher_paused", "true");
+  testing::setParam(b, "flusher_paused", "true");
   protocol::Client a = n1_.connect();
   protocol::MutationOptions options;
   options.durability = protocol::DurabilitySpec{durability::Level::kPersistToMajority, 30000};
@@ -163,7 +166,7 @@ TEST_F(ReplicationProcessTest, APromotedReplicaReCommitsThePreparesItHeldAndRead
   EXPECT_EQ(read->status, Status::kSyncWriteReCommitInProgress);
   EXPECT_EQ(b.set(kOnN1, "p", "other").value().status, Status::kSyncWriteInProgress);
   EXPECT_EQ(statValue(b, "durability", "sync_writes_in_flight"), 1);
-  testing::setParam(b, "simulated_flusher_paused", "false");
+  testing::setParam(b, "flusher_paused", "false");
   EXPECT_TRUE(eventually([&] {
     auto r = b.get(kOnN1, "p");
     return r.ok() && r->status == Status::kSuccess && r->value == "value";
@@ -178,7 +181,7 @@ TEST_F(ReplicationProcessTest, APromotedReplicaReCommitsThePreparesItHeldAndRead
 // Three nodes, two replicas of each vbucket: vbucket 0's chain is [n1, n2, n3].
 TEST_F(ReplicationProcessTest, AfterTheActiveDiesTheNewChainReCommitsWhatItsReplicasHeld) {
   ServerProcess n3;
-  const std::string config = testing::clusterConfig({&n1_, &n2_, &n3}, 2, 3);
+  const std::string config = testing::clusterConfig({&n1_, &n2_, &n3}, 2, 3, true);
   ASSERT_TRUE(n1_.start(config, {"--node", "n1"}));
   ASSERT_TRUE(n2_.start(config, {"--node", "n2"}));
   ASSERT_TRUE(n3.start(config, {"--node", "n3"}));
@@ -187,8 +190,8 @@ TEST_F(ReplicationProcessTest, AfterTheActiveDiesTheNewChainReCommitsWhatItsRepl
   protocol::Client c = n3.connect();
   // Both replicas receive the prepare and neither can persist it: the
   // persist_to_majority write stays pending on n1.
-  testing::setParam(b, "simulated_flusher_paused", "true");
-  testing::setParam(c, "simulated_flusher_paused", "true");
+  testing::setParam(b, "flusher_paused", "true");
+  testing::setParam(c, "flusher_paused", "true");
   protocol::Client a = n1_.connect();
   protocol::MutationOptions options;
   options.durability = protocol::DurabilitySpec{durability::Level::kPersistToMajority, 30000};
@@ -208,8 +211,8 @@ TEST_F(ReplicationProcessTest, AfterTheActiveDiesTheNewChainReCommitsWhatItsRepl
   EXPECT_EQ(b.get(0, "p").value().status, Status::kSyncWriteReCommitInProgress);
   // Both persist: n2 for itself, n3 for its ack to n2. The write n1 never
   // committed commits on the new chain; n3 receives the commit.
-  testing::setParam(b, "simulated_flusher_paused", "false");
-  testing::setParam(c, "simulated_flusher_paused", "false");
+  testing::setParam(b, "flusher_paused", "false");
+  testing::setParam(c, "flusher_paused", "false");
   EXPECT_TRUE(eventually([&] {
     auto r = b.get(0, "p");
     return r.ok() && r->status == Status::kSuccess && r->value == "held";

@@ -86,7 +86,8 @@ class ServerProcess {
     if (listen) {
       args.insert(args.end(), {"--port", "0", "--port-file", portFile().string()});
     }
-    std::vector<std::string> argv_strings{SYNCWRITE_SERVER_BINARY};
+    std::vector<std::string> argv_strings = launcher_;
+    argv_strings.emplace_back(SYNCWRITE_SERVER_BINARY);
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& s : argv_strings) argv.push_back(s.data());
@@ -127,6 +128,12 @@ class ServerProcess {
   }
 
   uint16_t port() const noexcept { return port_; }
+  pid_t pid() const noexcept { return pid_; }
+
+  // Later spawns run `launcher` (an absolute path and its arguments) with
+  // the server's path and arguments after it; the launcher must exec the
+  // server in its own process, so that pid() is the server's.
+  void launchThrough(std::vector<std::string> launcher) { launcher_ = std::move(launcher); }
 
   // A connected client that has sent nothing yet (no HELLO: a plain
   // memcached client until it sends one).
@@ -197,6 +204,7 @@ class ServerProcess {
   }
 
   std::filesystem::path dir_;
+  std::vector<std::string> launcher_;
   pid_t pid_ = -1;
   std::optional<int> exit_status_;
   uint16_t port_ = 0;
@@ -282,21 +290,27 @@ inline std::string silentReplicaConfig(std::string_view mode,
 // n1, n2, ... in order, each found through its port file, the default user
 // as replication_user, and one bucket "default" of `max_vbuckets` vbuckets
 // with `num_replicas` replicas each (vbucket v's chain starts at node v mod
-// the node count).
+// the node count). `persistent`: a couchbase bucket, each node's data in
+// "data" beside its port file.
 inline std::string clusterConfig(const std::vector<const ServerProcess*>& nodes, int num_replicas,
-                                 int max_vbuckets) {
+                                 int max_vbuckets, bool persistent = false) {
   std::string listed;
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (i > 0) listed += ", ";
     listed += "\"n" + std::to_string(i + 1) + R"(": {"host": "127.0.0.1", "port_file": ")" +
-              nodes[i]->portFile().string() + "\"}";
+              nodes[i]->portFile().string() + "\"";
+    if (persistent) {
+      listed +=
+          R"(, "data_dir": ")" + (nodes[i]->portFile().parent_path() / "data").string() + "\"";
+    }
+    listed += "}";
   }
   return R"({"users": {"Administrator": {"password": "password"}},
       "cluster": {"replication_user": "Administrator", "nodes": {)" +
          listed + R"(}},
       "buckets": {"default": {"num_replicas": )" +
          std::to_string(num_replicas) + R"(, "max_vbuckets": )" + std::to_string(max_vbuckets) +
-         "}}}";
+         (persistent ? R"(, "bucket_type": "couchbase")" : "") + "}}}";
 }
 
 }  // namespace syncwrite::server::testing

@@ -1,8 +1,7 @@
 // Flusher: what a bucket asks of the reader that persists its vbuckets' logs
 // — told where something was queued, paused and slowed for fault rehearsal,
-// and counted for stats. Two implement it: kvstore::DiskFlusher (a
-// persistent bucket: RocksDB) and server::SimulatedFlusher (an ephemeral
-// bucket: it reads and reports, writing nothing).
+// and counted for stats. kvstore::DiskFlusher (RocksDB) implements it; an
+// embedder with its own storage implements it too.
 //
 // Whatever the implementation, a flusher reports a vbucket persisted up to a
 // seqno only once everything up to it is as durable as the bucket gets.
@@ -37,6 +36,10 @@ class Flusher {
   virtual uint64_t itemsFlushed() const noexcept = 0;
   // Records queued and not yet read, over every vbucket. O(vbuckets).
   virtual size_t itemsQueued() const = 0;
+  // Writes to the storage that failed (each retried later), and whether the
+  // last one did.
+  virtual uint64_t writeFailures() const noexcept = 0;
+  virtual bool failing() const noexcept = 0;
 };
 
 }  // namespace syncwrite::vbucket

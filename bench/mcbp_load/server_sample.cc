@@ -58,6 +58,9 @@ absl::StatusOr<ServerSample> sampleServer(int pid, const std::filesystem::path& 
   for (; it != std::filesystem::directory_iterator(); it.increment(error)) {
     if (error) break;
     ++sample.open_fds;
+    std::error_code unreadable;  // closed meanwhile: counted, not the store's
+    const std::filesystem::path target = std::filesystem::read_symlink(it->path(), unreadable);
+    if (!unreadable && target.string().find("/rocksdb/") != std::string::npos) ++sample.store_fds;
   }
   return sample;
 }

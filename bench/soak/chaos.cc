@@ -85,7 +85,7 @@ void Chaos::run(const std::atomic<bool>& stop) {
       replica2_paused_since_.reset();
     }
     if (stalled_since_ && now - *stalled_since_ > std::chrono::milliseconds(1000)) {
-      if (setParam("simulated_flusher_paused", "false")) ++counts_["flusher_resumed"];
+      if (setParam("flusher_paused", "false")) ++counts_["flusher_resumed"];
       stalled_since_.reset();
     }
     switch (action_of(random_)) {
@@ -96,7 +96,7 @@ void Chaos::run(const std::atomic<bool>& stop) {
         }
         break;
       case 1:
-        if (!stalled_since_ && setParam("simulated_flusher_paused", "true")) {
+        if (!stalled_since_ && setParam("flusher_paused", "true")) {
           stalled_since_ = now;
           ++counts_["flusher_stalled"];
         }
@@ -156,7 +156,7 @@ void Chaos::run(const std::atomic<bool>& stop) {
 void Chaos::restore() {
   if (!admin_) return;
   setParam("simulated_replicas_paused", "");
-  setParam("simulated_flusher_paused", "false");
+  setParam("flusher_paused", "false");
   replica2_.setPaused(false);
   for (uint16_t vbucket : replica_vbuckets_) setActive(vbucket, true);
   replica_vbuckets_.clear();

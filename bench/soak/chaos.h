@@ -4,7 +4,7 @@
 // 800 ms, so some writes time out and the others commit when it resumes, in
 // order, or when the external replica acks them); pause the external replica
 // (dcp_replica.h; at most 800 ms) or drop its connection; stall the
-// simulated flusher (at most 1 s: the persist levels wait, the log behind it
+// flusher (at most 1 s: the persist levels wait, the log behind it
 // grows); switch durability_timeout_mode; set
 // durability_timeout_task_interval to 5..100 ms; make one vbucket a replica
 // (its SyncWrites are answered ambiguous and its requests NotMyVbucket) and

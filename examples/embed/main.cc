@@ -124,7 +124,9 @@ int main() {
   //    BucketDurability that uses them: declare them first.
   sw::executor::ExecutorPool pool(2);
   sw::config::Configuration bucket_config(sw::config::Scope::kBucket);
-  if (absl::Status s = bucket_config.loadString(R"({"max_vbuckets": 4})"); !s.ok()) {
+  if (absl::Status s =
+          bucket_config.loadString(R"({"max_vbuckets": 4, "bucket_type": "couchbase"})");
+      !s.ok()) {
     std::printf("config refused: %s\n", std::string(s.message()).c_str());
     return 1;
   }

@@ -33,7 +33,7 @@ describe('a cluster of three processes', () => {
         n3: { host: '127.0.0.1', port_file: portFile('n3') },
       },
     },
-    buckets: { default: { num_replicas: 1 } },
+    buckets: { default: { num_replicas: 1, bucket_type: 'couchbase' } },
   };
   const nodes = [];
   let cluster;

@@ -16,6 +16,7 @@ const {
   frameTimeoutMs,
   FAST_REPLICA,
   SILENT_REPLICA,
+  persistent,
 } = require('./support');
 
 const { DurabilityLevel } = couchbase;
@@ -25,12 +26,12 @@ const LEVELS = [
   ['PersistToMajority', DurabilityLevel.PersistToMajority],
 ];
 
-describe('durable writes with a replica that acknowledges', () => {
+describe('durable writes with a replica that acknowledges (a couchbase bucket)', () => {
   let server;
   let cluster;
   let collection;
   before(async () => {
-    server = await Server.start(FAST_REPLICA);
+    server = await Server.start(persistent(FAST_REPLICA));
     ({ cluster, collection } = await openDefault(server));
   });
   after(async () => {
@@ -100,11 +101,13 @@ for (const mode of ['event-driven', 'polling']) {
     let cluster;
     let collection;
     before(async () => {
-      const config = configWith({
-        durability_timeout_mode: mode,
-        durability_timeout_task_interval: 1, // polling: check every ms, the closest to the deadline
-        replicas: ['replica1'],
-      });
+      const config = persistent(
+        configWith({
+          durability_timeout_mode: mode,
+          durability_timeout_task_interval: 1, // polling: check every ms, the closest to the deadline
+          replicas: ['replica1'],
+        }),
+      );
       server = await Server.start(config);
       ({ cluster, collection } = await openDefault(server));
     });
@@ -136,12 +139,38 @@ for (const mode of ['event-driven', 'polling']) {
   });
 }
 
+describe('an ephemeral bucket', () => {
+  let server;
+  let cluster;
+  let collection;
+  before(async () => {
+    server = await Server.start(FAST_REPLICA);
+    ({ cluster, collection } = await openDefault(server));
+  });
+  after(async () => {
+    await cluster?.close();
+    await server?.stop();
+  });
+
+  it('refuses the persist levels (DurabilityLevelNotAvailableError) and commits Majority', async () => {
+    for (const [name, durabilityLevel] of LEVELS.slice(1)) {
+      await assert.rejects(
+        collection.upsert(`ephemeral-${name}`, 'v', { durabilityLevel }),
+        couchbase.DurabilityLevelNotAvailableError,
+      );
+      await assert.rejects(collection.get(`ephemeral-${name}`), couchbase.DocumentNotFoundError);
+    }
+    await collection.upsert('ephemeral-majority', 'v', { durabilityLevel: DurabilityLevel.Majority });
+    assert.equal((await collection.get('ephemeral-majority')).content, 'v');
+  });
+});
+
 describe('an undefined replica (null in the chain)', () => {
   let server;
   let cluster;
   let collection;
   before(async () => {
-    server = await Server.start(configWith({ replicas: [null] }));
+    server = await Server.start(persistent(configWith({ replicas: [null] })));
     ({ cluster, collection } = await openDefault(server));
   });
   after(async () => {

@@ -14,6 +14,7 @@ const {
   track,
   waitForDurabilityStat,
   SILENT_REPLICA,
+  persistent,
 } = require('./support');
 
 const { DurabilityLevel } = couchbase;
@@ -23,7 +24,7 @@ describe('SIGTERM while SDK SyncWrites wait on a silent replica', () => {
   let cluster;
   let collection;
   before(async () => {
-    server = await Server.start(SILENT_REPLICA);
+    server = await Server.start(persistent(SILENT_REPLICA));
     ({ cluster, collection } = await openDefault(server));
   });
   after(async () => {
@@ -78,7 +79,7 @@ describe('SIGTERM while SDK SyncWrites wait on a silent replica', () => {
 describe('SIGTERM after SDK clients went away with SyncWrites waiting', () => {
   let server;
   before(async () => {
-    server = await Server.start(SILENT_REPLICA);
+    server = await Server.start(persistent(SILENT_REPLICA));
   });
   after(() => {
     server?.signal('SIGKILL');

@@ -75,6 +75,16 @@ function configWith(bucket, top = {}) {
   return { users: USERS, ...top, buckets: { default: bucket } };
 }
 
+// `config` with every bucket a couchbase (persistent) one: the persist
+// levels need a disk (an ephemeral bucket refuses them, as kv_engine's).
+function persistent(config) {
+  const buckets = {};
+  for (const [name, bucket] of Object.entries(config.buckets)) {
+    buckets[name] = { ...bucket, bucket_type: 'couchbase' };
+  }
+  return { ...config, buckets };
+}
+
 const SILENT_REPLICA = configWith({ replicas: ['replica1'] });
 const FAST_REPLICA = configWith({
   replicas: ['replica1'],
@@ -141,7 +151,11 @@ class Server {
     this.needsAuth = config === null || Object.keys(config.users ?? {}).length > 0;
     if (config !== null) {
       const file = path.join(this.#dir, 'config.json');
-      fs.writeFileSync(file, JSON.stringify(config, null, 1));
+      // A couchbase bucket keeps its data in this server's own directory
+      // unless the config names one.
+      const onDisk = Object.values(config.buckets ?? {}).some((b) => b.bucket_type === 'couchbase');
+      const written = onDisk && !config.data_dir ? { ...config, data_dir: path.join(this.#dir, 'data') } : config;
+      fs.writeFileSync(file, JSON.stringify(written, null, 1));
       args.push('--config', file);
     }
     const portFile = givenPortFile ?? path.join(this.#dir, 'port');
@@ -575,6 +589,7 @@ module.exports = {
   SILENT_REPLICA,
   FAST_REPLICA,
   configWith,
+  persistent,
   frameTimeoutMs,
   vbucketOf,
   keysInDistinctVbuckets,
