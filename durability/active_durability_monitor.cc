@@ -148,6 +148,7 @@ WriteResult ActiveDurabilityMonitor::write(WriteRequest request, Completion&& co
   }
   TrackedWrite& tracked = *added;
   const Seqno seqno = tracked.seqno();
+  last_prepare_ = seqno;
   ++counters_.accepted_by_level[static_cast<size_t>(level)];
   keys_.insert(front_position_ + static_cast<uint32_t>(writes_.size() - 1));
   if (may_expire_behind) {
@@ -206,6 +207,19 @@ std::vector<std::pair<std::string, uint64_t>> ActiveDurabilityMonitor::unackedBy
           std::upper_bound(writes_.begin(), writes_.end(), acked,
                            [](Seqno a, const TrackedWrite& w) noexcept { return a < w.seqno(); });
       out.emplace_back(replica, static_cast<uint64_t>(writes_.end() - first));
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, uint64_t>> ActiveDurabilityMonitor::ackLagByReplica() const {
+  base::MutexLock lock(mutex_);
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (const ReplicationChain& chain : acks_.topology().chains()) {
+    for (const std::string& replica : chain.replicas) {
+      if (replica.empty()) continue;
+      const Seqno acked = acks_.ackedSeqno(replica);
+      out.emplace_back(replica, acked >= last_prepare_ ? 0 : last_prepare_ - acked);
     }
   }
   return out;
@@ -386,6 +400,7 @@ size_t ActiveDurabilityMonitor::adoptPrepares(std::vector<PassivePrepare> prepar
     writes_.emplace_back(std::move(p.prepare), clock::kNever, p.level, Completion());
     keys_.insert(front_position_ + static_cast<uint32_t>(writes_.size() - 1));
     inherited_through_ = seqno;
+    last_prepare_ = std::max(last_prepare_, seqno);
     ++adopted;
   }
   if (persisting != 0) {

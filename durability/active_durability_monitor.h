@@ -174,6 +174,11 @@ class ActiveDurabilityMonitor {
   // not acknowledged yet (seqno above its ack), in chain order. O(replicas ×
   // log writes) under the lock.
   std::vector<std::pair<std::string, uint64_t>> unackedByReplica() const;
+  // For each defined replica of the topology, how many seqnos its ack is
+  // behind the last prepare this monitor queued or adopted (0 when it acked
+  // it), in chain order. Unlike unackedByReplica(), it counts prepares a
+  // majority already committed. O(replicas) under the lock.
+  std::vector<std::pair<std::string, uint64_t>> ackLagByReplica() const;
 
   // This node persisted the vbucket up to `persisted_seqno`. One atomic load
   // and no lock while no write tracked in the bucket needs persistence here
@@ -384,6 +389,8 @@ class ActiveDurabilityMonitor {
   // The last seqno adoptPrepares() took: a tracked write at or below it is
   // a re-commit (0: none).
   Seqno inherited_through_ ABSL_GUARDED_BY(mutex_) = 0;
+  // The seqno of the last prepare queued or adopted here (ackLagByReplica).
+  Seqno last_prepare_ ABSL_GUARDED_BY(mutex_) = 0;
 
   std::atomic<bool> has_writes_{false};
   std::atomic<clock::Duration::rep> head_deadline_{clock::kNever.time_since_epoch().count()};

@@ -412,6 +412,15 @@ std::vector<std::pair<std::string, uint64_t>> BucketDurability::unackedByReplica
   return {sums.begin(), sums.end()};
 }
 
+std::vector<std::pair<std::string, uint64_t>> BucketDurability::ackLagByReplica() const {
+  std::map<std::string, uint64_t> sums;
+  for (const Impl::Slot& slot : impl_->slots) {
+    if (slot.monitor->vbucket().state() != vbucket::VBucketState::kActive) continue;
+    for (auto& [replica, lag] : slot.monitor->ackLagByReplica()) sums[replica] += lag;
+  }
+  return {sums.begin(), sums.end()};
+}
+
 CommitLatency::Snapshot BucketDurability::commitLatency(Level level) const noexcept {
   return impl_->settings.commit_latency.snapshot(level);
 }

@@ -24,8 +24,8 @@
 // (docs/benchmarks.md compares the coarse choices). With a manual clock
 // nothing fires by itself: advance it and call checkTimeoutsNow().
 //
-// Memory: 1,517,444 bytes of requested heap for 1024 idle active vbuckets
-// event-driven, 1,517,787 polling (~1,482 a vbucket: its monitor and
+// Memory: 1,525,636 bytes of requested heap for 1024 idle active vbuckets
+// event-driven, 1,525,979 polling (~1,490 a vbucket: its monitor and
 // counters, plus per bucket the tasks, in-flight set, histograms, settings
 // and passive-monitor map), beyond the vbuckets' own;
 // g++ 12, x86-64, pinned by tests/idle_memory_test.cc.
@@ -294,6 +294,11 @@ class BucketDurability {
   // SyncWrites of those vbuckets it has not acknowledged yet (what it holds
   // back), summed over the vbuckets; in name order. O(vbuckets × replicas).
   std::vector<std::pair<std::string, uint64_t>> unackedByReplica() const;
+  // For each replica named by some active vbucket's topology, how many
+  // seqnos its acks are behind those vbuckets' last prepares
+  // (ActiveDurabilityMonitor::ackLagByReplica), summed; in name order.
+  // O(vbuckets × replicas).
+  std::vector<std::pair<std::string, uint64_t>> ackLagByReplica() const;
   // The latency from acceptance to commit of the SyncWrites of `level` that
   // had a client (commit_latency.h), since construction.
   CommitLatency::Snapshot commitLatency(Level level) const noexcept;

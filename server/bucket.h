@@ -52,6 +52,7 @@
 #include "executor/executor_pool.h"
 #include "kvstore/kvstore.h"
 #include "server/cluster_config.h"
+#include "server/replica_ack_latency.h"
 #include "server/server_config.h"
 #include "server/simulated_replica.h"
 #include "server/warmup.h"
@@ -154,6 +155,9 @@ class Bucket final : private vbucket::QueueListener {
 
   // The simulated replica called `name`, or null. For tests.
   SimulatedReplica* simulatedReplica(std::string_view name) const;
+  // How long each replica took to ack the prepares streamed to it over DCP.
+  ReplicaAckLatencies& replicaAckLatencies() noexcept { return replica_ack_latencies_; }
+  const ReplicaAckLatencies& replicaAckLatencies() const noexcept { return replica_ack_latencies_; }
   // The couchbase bucket's flusher; null for an ephemeral bucket.
   const vbucket::Flusher* flusher() const noexcept { return flusher_.get(); }
   // A couchbase bucket's store (null for an ephemeral bucket) and what its
@@ -208,6 +212,7 @@ class Bucket final : private vbucket::QueueListener {
   WarmupStats warmup_;
   // After the durability layer, which it reports to: destroyed (and its task
   // stopped) first.
+  ReplicaAckLatencies replica_ack_latencies_;
   std::unique_ptr<vbucket::Flusher> flusher_;
   std::vector<std::unique_ptr<SimulatedReplica>> replicas_;
   // The LogReaders (DCP producers); log_readers_count_ mirrors its size for

@@ -27,7 +27,8 @@ DcpProducer::DcpProducer(Bucket& bucket, const std::string& connection_name, std
       name_(absl::StrCat("dcp:", connection_name, "#",
                          next_producer_id.fetch_add(1, std::memory_order_relaxed))),
       consumer_(std::move(consumer)),
-      wake_(std::move(wake)) {}
+      wake_(std::move(wake)),
+      ack_latency_(bucket.replicaAckLatencies().of(consumer_)) {}
 
 DcpProducer::~DcpProducer() { stop(); }
 
@@ -101,7 +102,7 @@ DcpProducer::StreamAnswer DcpProducer::streamRequest(vbucket::Vbid vbid, uint32_
             .rollback_seqno = opened.rollback_seqno,
             .rollback_reason = "the stream would start past what this vbucket's log holds"};
   }
-  streams_[vbid] = Stream{opaque, std::move(opened.stream)};
+  streams_[vbid] = Stream{opaque, std::move(opened.stream), {}};
   if (!registered_) {
     bucket_.addLogReader(this);
     registered_ = true;
@@ -110,6 +111,20 @@ DcpProducer::StreamAnswer DcpProducer::streamRequest(vbucket::Vbid vbid, uint32_
 }
 
 bool DcpProducer::closeStream(vbucket::Vbid vbid) { return streams_.erase(vbid) != 0; }
+
+void DcpProducer::seqnoAcknowledged(vbucket::Vbid vbid, uint64_t prepared_seqno) {
+  const auto found = streams_.find(vbid);
+  if (found == streams_.end()) return;
+  std::deque<SentPrepare>& sent = found->second.sent;
+  if (sent.empty() || sent.front().seqno > prepared_seqno) return;
+  const auto now = std::chrono::steady_clock::now();
+  while (!sent.empty() && sent.front().seqno <= prepared_seqno) {
+    ack_latency_.record(
+        sent.front().level,
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - sent.front().at).count());
+    sent.pop_front();
+  }
+}
 
 void DcpProducer::bufferAcknowledged(uint32_t bytes) {
   unacked_ = bytes >= unacked_ ? 0 : unacked_ - bytes;
@@ -142,8 +157,13 @@ size_t DcpProducer::fill(std::string& out, size_t max_bytes) {
       if (!batch.items.empty()) {
         const size_t at = out.size();
         protocol::appendSnapshotMarker(out, s.opaque, vbid, batch.marker, sync_writes_);
+        std::optional<std::chrono::steady_clock::time_point> now;
         for (const dcp::StreamItem& item : batch.items) {
           protocol::appendStreamItem(out, s.opaque, vbid, item);
+          if (item.kind != dcp::StreamItemKind::kPrepare) continue;
+          if (!now) now = std::chrono::steady_clock::now();
+          if (s.sent.size() == kMaxSentPrepares) s.sent.pop_front();
+          s.sent.push_back({item.seqno, item.level, *now});
         }
         unacked_ += out.size() - at;
         progress = true;

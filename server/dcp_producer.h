@@ -23,8 +23,10 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -80,6 +82,10 @@ class DcpProducer final : public Bucket::LogReader {
   bool closeStream(vbucket::Vbid vbid);
   // BUFFER_ACKNOWLEDGEMENT of `bytes` the consumer has processed.
   void bufferAcknowledged(uint32_t bytes);
+  // DCP_SEQNO_ACKNOWLEDGED of `vbid` up to `prepared_seqno`: records, for each
+  // prepare of that stream sent and now covered, how long the consumer took
+  // (ReplicaAckLatencies). O(prepares covered).
+  void seqnoAcknowledged(vbucket::Vbid vbid, uint64_t prepared_seqno);
 
   // Appends stream messages to `out` until it holds `max_bytes` or the
   // window is full. Returns the bytes appended.
@@ -94,15 +100,26 @@ class DcpProducer final : public Bucket::LogReader {
   void logQueued(vbucket::Vbid vbid) noexcept override;
 
  private:
+  // A prepare written to the consumer and not acknowledged yet.
+  struct SentPrepare {
+    uint64_t seqno;
+    durability::Level level;
+    std::chrono::steady_clock::time_point at;
+  };
+  // The sent prepares a stream remembers for their ack's latency: a consumer
+  // that does not ack (or acks past them) costs no more than this.
+  static constexpr size_t kMaxSentPrepares = 4096;
   struct Stream {
     uint32_t opaque = 0;
     std::unique_ptr<dcp::ActiveStream> stream;
+    std::deque<SentPrepare> sent;  // in seqno order
   };
 
   Bucket& bucket_;
   const std::string name_;
   const std::string consumer_;
   const std::function<void()> wake_;
+  durability::CommitLatency& ack_latency_;  // the bucket's, of consumer_
   std::map<vbucket::Vbid, Stream> streams_;
   vbucket::Vbid resume_ = 0;  // the stream fill() starts at (the one after the last it read)
   bool sync_writes_ = false;

@@ -140,7 +140,7 @@ TEST_P(IdleDurabilityMemory, PerActiveVBucket) {
   std::unique_ptr<durability::BucketDurability> bucket;
   const int64_t bytes = liveBytesAdded([&] { bucket = makeBucket("idle"); });
   RecordProperty("durability_bytes_for_1024_idle_vbuckets", static_cast<int>(bytes));
-  const int64_t expected = GetParam() == durability::TimeoutMode::kEventDriven ? 1517444 : 1517787;
+  const int64_t expected = GetParam() == durability::TimeoutMode::kEventDriven ? 1525636 : 1525979;
   EXPECT_EQ(bytes, expected) << "update the figures in durability/bucket_durability.h";
   bucket.reset();
 }

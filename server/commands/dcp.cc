@@ -175,6 +175,8 @@ Disposition seqnoAcknowledged(CommandContext& context) {
   if (!session.dcp_bucket->seqnoAcknowledged(request.vbucket, session.dcp_replica,
                                              request.prepared_seqno)) {
     answerNotMyVbucket(context);
+  } else if (session.dcp_producer) {
+    session.dcp_producer->seqnoAcknowledged(request.vbucket, request.prepared_seqno);
   }
   return Disposition::kAnswered;
 }

@@ -125,6 +125,14 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   MetricFamily unacked =
       family("kv_replica_sync_writes_unacked",
              "Tracked SyncWrites a replica has not acknowledged yet", MetricType::Gauge);
+  MetricFamily ack_lag = family(
+      "kv_replica_ack_seqno_lag",
+      "Seqnos a replica's acks are behind the last prepares of the active vbuckets it replicates",
+      MetricType::Gauge);
+  MetricFamily ack_latency =
+      family("kv_replica_ack_duration_seconds",
+             "From a prepare sent to a replica over DCP to its DCP_SEQNO_ACKNOWLEDGED",
+             MetricType::Histogram);
 
   for (const auto& [name, bucket] : context_.buckets) {
     const durability::BucketDurability& d = bucket->durability();
@@ -160,6 +168,19 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
     }
     for (const auto& [replica, count] : d.unackedByReplica()) {
       addGauge(unacked, {{"bucket", name}, {"replica", replica}}, static_cast<double>(count));
+    }
+    for (const auto& [replica, lag] : d.ackLagByReplica()) {
+      addGauge(ack_lag, {{"bucket", name}, {"replica", replica}}, static_cast<double>(lag));
+    }
+    for (const auto& [replica, histogram] : bucket->replicaAckLatencies().all()) {
+      for (const durability::Level level : kLevels) {
+        const durability::CommitLatency::Snapshot took = histogram->snapshot(level);
+        addHistogram(ack_latency,
+                     {{"bucket", name}, {"replica", replica}, {"level", levelName(level)}},
+                     took.counts, static_cast<double>(took.sum_ns) / 1e9, [](size_t i) {
+                       return static_cast<double>(durability::CommitLatency::kEdgesMicros[i]) / 1e6;
+                     });
+      }
     }
     addCounter(plain, {{"bucket", name}}, s.plain_writes);
     addCounter(refused, {{"bucket", name}}, s.refused);
@@ -204,11 +225,12 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   }
 
   std::vector<MetricFamily> out;
-  for (MetricFamily* f :
-       {&accepted,          &committed,        &aborted, &latency,    &ambiguous, &pending,
-        &lateness,          &task_runs,        &plain,   &refused,    &mem_used,  &max_size,
-        &checkpoint,        &checkpoint_quota, &tmp_oom, &curr_items, &unacked,   &connections,
-        &total_connections, &rejected,         &ops}) {
+  for (
+      MetricFamily* f :
+      {&accepted,  &committed,  &aborted, &latency,  &ambiguous,   &pending,     &lateness,
+       &task_runs, &plain,      &refused, &mem_used, &max_size,    &checkpoint,  &checkpoint_quota,
+       &tmp_oom,   &curr_items, &unacked, &ack_lag,  &ack_latency, &connections, &total_connections,
+       &rejected,  &ops}) {
     out.push_back(std::move(*f));
   }
   return out;
