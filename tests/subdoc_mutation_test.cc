@@ -59,10 +59,8 @@ TEST(SubdocMutation, DictAddAddsAMissingMember) {
   EXPECT_EQ(one(R"({"a":1})", Opcode::DictAdd, "x.y", "2").status, Status::SubdocPathEnoent);
   EXPECT_EQ(one(R"({"a":[1]})", Opcode::DictAdd, "a[0]", "2").status, Status::SubdocPathEinval);
   EXPECT_EQ(one(R"({"a":[1]})", Opcode::DictAdd, "a.b", "2").status, Status::SubdocPathMismatch);
-  EXPECT_EQ(one(R"({"a":1})", Opcode::DictAdd, "b", "nope").status,
-            Status::SubdocValueCantinsert);
-  EXPECT_EQ(one(R"({"a":1})", Opcode::DictAdd, "b", "1,2").status,
-            Status::SubdocValueCantinsert);
+  EXPECT_EQ(one(R"({"a":1})", Opcode::DictAdd, "b", "nope").status, Status::SubdocValueCantinsert);
+  EXPECT_EQ(one(R"({"a":1})", Opcode::DictAdd, "b", "1,2").status, Status::SubdocValueCantinsert);
 }
 
 TEST(SubdocMutation, DictUpsertReplacesOrAdds) {
@@ -109,8 +107,7 @@ TEST(SubdocMutation, ArrayPushFirstAndLast) {
   EXPECT_EQ(one(R"({})", Opcode::ArrayPushLast, "a", "1").status, Status::SubdocPathEnoent);
   EXPECT_EQ(one(R"({})", Opcode::ArrayPushLast, "a.b", "1", path_flag::kMkdirP).value,
             R"({"a":{"b":[1]}})");
-  EXPECT_EQ(one(R"({"a":{}})", Opcode::ArrayPushLast, "a", "1").status,
-            Status::SubdocPathMismatch);
+  EXPECT_EQ(one(R"({"a":{}})", Opcode::ArrayPushLast, "a", "1").status, Status::SubdocPathMismatch);
   EXPECT_EQ(one(R"({"a":[]})", Opcode::ArrayPushLast, "a", "1,").status,
             Status::SubdocValueCantinsert);
 }
@@ -132,8 +129,7 @@ TEST(SubdocMutation, ArrayAddUniqueComparesPrimitivesAsText) {
             Status::SubdocPathEexists);
   EXPECT_EQ(one("[1]", Opcode::ArrayAddUnique, "", "[1]").status, Status::SubdocValueCantinsert);
   EXPECT_EQ(one("[[1]]", Opcode::ArrayAddUnique, "", "2").status, Status::SubdocPathMismatch);
-  EXPECT_EQ(one("{}", Opcode::ArrayAddUnique, "s", "2", path_flag::kMkdirP).value,
-            R"({"s":[2]})");
+  EXPECT_EQ(one("{}", Opcode::ArrayAddUnique, "s", "2", path_flag::kMkdirP).value, R"({"s":[2]})");
 }
 
 TEST(SubdocMutation, CounterAddsTheDeltaAndReturnsTheNewValue) {
@@ -183,9 +179,8 @@ TEST(SubdocMutation, PathErrorsAndDocumentErrors) {
   EXPECT_EQ(one(R"({"a":)", Opcode::DictUpsert, "a", "1").status, Status::SubdocDocNotJson);
   std::string tooDeep = "[" + nestedArray(33) + "]";
   EXPECT_EQ(one(tooDeep, Opcode::ArrayPushLast, "", "1").status, Status::SubdocDocE2deep);
-  const auto notJson =
-      mutate(Document{"plain", 0, false}, std::vector<MutationSpec>{{Opcode::DictUpsert, 0, "a", "1"}},
-             0, {});
+  const auto notJson = mutate(Document{"plain", 0, false},
+                              std::vector<MutationSpec>{{Opcode::DictUpsert, 0, "a", "1"}}, 0, {});
   EXPECT_EQ(singleMutationStatus(notJson), Status::SubdocDocNotJson);
 }
 
@@ -238,9 +233,9 @@ TEST(SubdocMutation, RequestErrors) {
     return run(R"({"a":1})", std::move(specs), docFlags).status;
   };
   EXPECT_EQ(status({{Opcode::Get, 0, "a", ""}}), Status::SubdocInvalidCombo);
-  EXPECT_EQ(status({{Opcode::DictUpsert, 0, "a", ""}}), Status::Einval);   // no value
-  EXPECT_EQ(status({{Opcode::Delete, 0, "a", "1"}}), Status::Einval);      // a value
-  EXPECT_EQ(status({{Opcode::DictUpsert, 0, "", "1"}}), Status::Einval);   // no path
+  EXPECT_EQ(status({{Opcode::DictUpsert, 0, "a", ""}}), Status::Einval);  // no value
+  EXPECT_EQ(status({{Opcode::Delete, 0, "a", "1"}}), Status::Einval);     // a value
+  EXPECT_EQ(status({{Opcode::DictUpsert, 0, "", "1"}}), Status::Einval);  // no path
   EXPECT_EQ(status({{Opcode::ArrayInsert, path_flag::kMkdirP, "[0]", "1"}}), Status::Einval);
   EXPECT_EQ(status({{Opcode::Replace, 0, "a", "1"}}, doc_flag::kMkdoc), Status::Einval);
   EXPECT_EQ(status({{Opcode::DictUpsert, 0, "a", "1"}}, doc_flag::kMkdoc | doc_flag::kAdd),
@@ -248,10 +243,10 @@ TEST(SubdocMutation, RequestErrors) {
   EXPECT_EQ(status({{Opcode::DictUpsert, 0, std::string(1025, 'a'), "1"}}), Status::Einval);
   std::vector<MutationSpec> seventeen(17, MutationSpec{Opcode::DictUpsert, 0, "a", "1"});
   EXPECT_EQ(status(seventeen), Status::SubdocInvalidCombo);
-  EXPECT_EQ(mutate(std::nullopt, std::vector<MutationSpec>{{Opcode::DictUpsert, 0, "a", "1"}}, 0,
-                   {})
-                .status,
-            Status::KeyEnoent);
+  EXPECT_EQ(
+      mutate(std::nullopt, std::vector<MutationSpec>{{Opcode::DictUpsert, 0, "a", "1"}}, 0, {})
+          .status,
+      Status::KeyEnoent);
 }
 
 TEST(SubdocMutation, MkdocCreatesTheDocumentWithTheRightRoot) {
