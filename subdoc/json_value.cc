@@ -1,7 +1,5 @@
 #include "subdoc/json_value.h"
 
-#include <algorithm>
-
 namespace syncwrite::subdoc {
 namespace {
 
@@ -28,16 +26,6 @@ ParseResult parseJson(std::string_view text, Json& out, std::size_t baseLevel) {
     return ParseResult::kTooDeep;
   }
   return out.is_discarded() ? ParseResult::kNotJson : ParseResult::kOk;
-}
-
-std::size_t depthOf(const Json& value) {
-  std::size_t deepest = 0;
-  if (value.is_object() || value.is_array()) {
-    for (const auto& child : value) {
-      deepest = std::max(deepest, depthOf(child));
-    }
-  }
-  return deepest + 1;
 }
 
 std::string dumpJson(const Json& value) {

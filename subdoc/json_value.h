@@ -33,9 +33,6 @@ enum class ParseResult { kOk, kNotJson, kTooDeep };
 // Cost: O(text) time and memory; never throws.
 ParseResult parseJson(std::string_view text, Json& out, std::size_t baseLevel = 1);
 
-// Levels of `value` (a scalar or empty container is 1).
-std::size_t depthOf(const Json& value);
-
 // dump() that never throws (invalid UTF-8 in a string is replaced, as the
 // input was checked by the parser anyway).
 std::string dumpJson(const Json& value);
