@@ -1,8 +1,10 @@
 // subdoc/mutation.h on the body: each mutation opcode's success and failure
 // statuses, MkdirP, the depth limit, document flags, whole-document specs,
 // and multi-mutation's all or nothing.
+#include <array>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -281,6 +283,32 @@ TEST(SubdocMutation, WholeDocumentSetReplacesTheBody) {
   EXPECT_EQ(outcome.datatype, datatype::kJson);
   outcome = run(R"({})", {{Opcode::WholeSet, 0, "", "{}"}, {Opcode::DictAdd, 0, "c", "3"}});
   EXPECT_EQ(outcome.value, R"({"c":3})");
+}
+
+TEST(SubdocMutation, RandomSpecsAnswerAStatusNeverACrash) {
+  // Deterministic noise from the path and value alphabets, for ASan/UBSan.
+  constexpr std::string_view kAlphabet = "ab.[]-01`\\\"{}:,9 ";
+  constexpr std::array kOpcodes{Opcode::DictAdd,     Opcode::DictUpsert,     Opcode::Delete,
+                                Opcode::Replace,     Opcode::ArrayPushLast,  Opcode::ArrayPushFirst,
+                                Opcode::ArrayInsert, Opcode::ArrayAddUnique, Opcode::Counter};
+  std::mt19937 random(55);
+  auto noise = [&](std::size_t max) {
+    std::string text(random() % max, ' ');
+    for (auto& c : text) {
+      c = kAlphabet[random() % kAlphabet.size()];
+    }
+    return text;
+  };
+  std::string doc = R"({"a":[1,{"b":[]}],"b":{"a":0}})";
+  for (int round = 0; round < 3000; ++round) {
+    const MutationSpec spec{kOpcodes[random() % kOpcodes.size()],
+                            static_cast<uint8_t>(random() % 2), noise(12), noise(8)};
+    const auto outcome = run(doc, {spec});
+    if (outcome.status == Status::Success) {
+      doc = outcome.value;  // keep mutating the result
+    }
+  }
+  EXPECT_FALSE(doc.empty());
 }
 
 }  // namespace mutation_test

@@ -1,5 +1,6 @@
 // subdoc/xattr_blob.h and subdoc/crc32c.h: kv_engine's xattr layout byte for
 // byte, round trips, key rules, and malformed blobs answered as errors.
+#include <random>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -50,7 +51,10 @@ TEST(SubdocXattrBlob, SplitAndStripSeparateXattrsFromTheBody) {
   EXPECT_EQ(body, R"({"body":true})");
   EXPECT_EQ(bodyDatatype, datatype::kJson);
   EXPECT_FALSE(splitValue("\x00\x00", datatype::kXattr, split));
-  EXPECT_FALSE(splitValue("\x00\x00\x00\x09abc"s, datatype::kXattr, split));
+  EXPECT_FALSE(
+      splitValue("\x00\x00\x00\x09"
+                 "abc"s,
+                 datatype::kXattr, split));
 }
 
 TEST(SubdocXattrBlob, MalformedBlobsAreRejected) {
@@ -91,6 +95,33 @@ TEST(SubdocXattrBlob, MalformedBlobsAreRejected) {
   EXPECT_FALSE(decodeXattrs(blob(pair("k\0{}\0"s) + "\x00\x00"s), out));       // trailing bytes
   EXPECT_TRUE(decodeXattrs(blob(""), out));  // an empty section is well-formed
   EXPECT_TRUE(out.empty());
+}
+
+TEST(SubdocXattrBlob, RandomBytesDecodeAsAnErrorNeverACrash) {
+  // Deterministic noise behind a plausible length prefix, for ASan/UBSan.
+  std::mt19937 random(55);
+  Xattrs out;
+  for (int round = 0; round < 2000; ++round) {
+    std::string pairs(random() % 64, '\0');
+    for (auto& byte : pairs) {
+      byte = static_cast<char>(random() % 4 == 0 ? 0 : random());
+    }
+    if (round % 2 == 0 && pairs.size() >= 4) {  // a plausible first pair length
+      const auto n = static_cast<uint32_t>(pairs.size() - 4 - random() % 3);
+      pairs[0] = static_cast<char>(n >> 24);
+      pairs[1] = static_cast<char>(n >> 16);
+      pairs[2] = static_cast<char>(n >> 8);
+      pairs[3] = static_cast<char>(n);
+    }
+    const auto n = static_cast<uint32_t>(pairs.size());
+    const std::string blob = std::string{static_cast<char>(n >> 24), static_cast<char>(n >> 16),
+                                         static_cast<char>(n >> 8), static_cast<char>(n)} +
+                             pairs;
+    if (decodeXattrs(blob, out)) {
+      // Whatever decodes re-encodes identically; no pairs encode as no section.
+      EXPECT_EQ(out.empty() ? std::string(4, '\0') : encodeXattrs(out), blob);
+    }
+  }
 }
 
 TEST(SubdocXattrBlob, SystemXattrsAreBoundedToOneMebibyte) {
