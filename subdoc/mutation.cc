@@ -51,7 +51,8 @@ class Mutator {
 
   // Replaces a macro value by what it expands to now: a placeholder for the
   // Mutation macros, the stored document's metadata for ${$document...}.
-  Status expand(std::string_view value, std::vector<std::string_view> haystacks, std::string& out) {
+  Status expand(std::string_view value, const std::vector<std::string_view>& haystacks,
+                std::string& out) {
     constexpr std::array<std::pair<std::string_view, MacroKind>, 3> kMutationMacros{{
         {macro::kCas, MacroKind::kCas},
         {macro::kSeqno, MacroKind::kSeqno},
@@ -198,7 +199,7 @@ MutationOutcome mutate(const std::optional<Document>& doc, std::span<const Mutat
         for (const auto& other : specs) {
           haystacks.push_back(other.value);
         }
-        status = mutator.expand(spec.value, std::move(haystacks), value);
+        status = mutator.expand(spec.value, haystacks, value);
       }
       if (status == Status::Success) {
         status = mutatePath(xattrTree, path, spec.opcode, value, mkdirP, result);

@@ -68,7 +68,7 @@ inline constexpr std::size_t kMaxSpecs = 16;
 inline constexpr std::size_t kMaxXattrKeyLength = 15;
 // System xattrs of one document take at most this many bytes in the blob,
 // their length fields included (kv_engine: cb::limits::PrivilegedBytes).
-inline constexpr std::size_t kMaxSystemXattrBytes = 1024 * 1024;
+inline constexpr std::size_t kMaxSystemXattrBytes = std::size_t{1024} * 1024;
 
 struct LookupSpec {
   Opcode opcode = Opcode::Get;

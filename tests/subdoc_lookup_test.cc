@@ -32,7 +32,9 @@ SpecResult lookupOne(const std::string& body, Opcode opcode, const std::string& 
 std::string nestedDict(int levels) {
   std::string doc = "{}";
   for (int depth = levels - 1; depth > 0; --depth) {
-    doc = "{\"" + std::to_string(depth) + "\":" + doc + "}";
+    std::string outer = "{\"";
+    outer.append(std::to_string(depth)).append("\":").append(doc).append("}");
+    doc = std::move(outer);
   }
   return doc;
 }
@@ -145,7 +147,7 @@ TEST(SubdocLookup, SixteenSpecsAtMost) {
 
 TEST(SubdocLookup, RequestErrors) {
   const auto doc = jsonDoc("{\"a\":1}");
-  auto run = [&](LookupSpec spec, uint8_t docFlags = 0) {
+  auto run = [&](const LookupSpec& spec, uint8_t docFlags = 0) {
     return lookup(doc, std::vector<LookupSpec>{spec}, docFlags, {}).status;
   };
   EXPECT_EQ(run({Opcode::DictUpsert, 0, "a"}), Status::SubdocInvalidCombo);

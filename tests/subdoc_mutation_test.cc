@@ -40,11 +40,8 @@ Applied one(const std::string& body, Opcode opcode, const std::string& path,
 }
 
 std::string nestedArray(int levels) {
-  std::string doc = "[]";
-  for (int i = 1; i < levels; ++i) {
-    doc = "[" + doc + "]";
-  }
-  return doc;
+  const auto n = static_cast<std::size_t>(levels);
+  return std::string(n, '[') + std::string(n, ']');
 }
 
 std::string nestedArrayPath(int levels) {

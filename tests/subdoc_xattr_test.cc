@@ -76,7 +76,7 @@ TEST(SubdocXattr, XattrSpecsComeFirst) {
 }
 
 TEST(SubdocXattr, RequestRulesForXattrSpecs) {
-  auto status = [](MutationSpec spec) {
+  auto status = [](const MutationSpec& spec) {
     return mutate(kDoc.doc(), std::vector<MutationSpec>{spec}, 0, {}).status;
   };
   EXPECT_EQ(status({Opcode::DictUpsert, path_flag::kExpandMacros, "a", R"("${Mutation.CAS}")"}),
