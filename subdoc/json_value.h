@@ -9,9 +9,9 @@
 // insignificant whitespace, writes numbers in nlohmann's form (1e2 -> 100.0,
 // integers beyond 64 bits lose precision), writes strings with only the
 // escapes JSON requires (\u00e9 -> é), and keeps the last of duplicate keys.
-// A body or xattr no operation modified is kept byte-for-byte, and a lookup
-// returns the dump() of the value it found. tests/subdoc_json_test.cc pins
-// this behaviour.
+// A body or xattr no operation modified is kept byte-for-byte; a lookup
+// returns the dump() of the value it found, except a whole body or a whole
+// xattr, which come back as stored. tests/subdoc_json_test.cc pins this.
 #pragma once
 
 #include <cstddef>

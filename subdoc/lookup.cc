@@ -102,8 +102,19 @@ SpecResult lookupOne(const LookupSpec& spec, LookupState& state, const LookupCon
     }
     const Xattrs* xattrs = nullptr;
     const Json* tree = nullptr;
-    result.status = state.xattrs(xattrs, tree) ? lookupPath(*tree, path, spec.opcode, result.value)
-                                               : Status::Einval;
+    if (!state.xattrs(xattrs, tree)) {
+      result.status = Status::Einval;
+      return result;
+    }
+    result.status = lookupPath(*tree, path, spec.opcode, result.value);
+    if (result.status == Status::Success && spec.opcode == Opcode::Get && path.size() == 1) {
+      // A whole xattr is answered with its stored bytes, as kv_engine does.
+      for (const auto& xattr : *xattrs) {
+        if (xattr.key == key) {
+          result.value = xattr.value;
+        }
+      }
+    }
     return result;
   }
   result.status = parsePath(spec.path, path);

@@ -120,6 +120,17 @@ TEST(SubdocXattr, MutationKeepsUntouchedPartsByteForByte) {
   EXPECT_EQ(outcome.datatype, datatype::kXattr | datatype::kJson);
 }
 
+TEST(SubdocXattr, AWholeXattrIsReadAsStored) {
+  const Stored spaced = withXattrs({{"meta", R"({ "a" : 1 })"}}, "{}");
+  const auto outcome = lookup(
+      spaced.doc(),
+      std::vector<LookupSpec>{{Opcode::Get, kXattr, "meta"}, {Opcode::Get, kXattr, "meta.a"}}, 0,
+      {});
+  ASSERT_EQ(outcome.status, Status::Success);
+  EXPECT_EQ(outcome.results[0].value, R"({ "a" : 1 })");
+  EXPECT_EQ(outcome.results[1].value, "1");
+}
+
 TEST(SubdocXattr, CreatingAndDeletingXattrs) {
   const Stored plain{R"({"a":1})", datatype::kJson};
   auto outcome = mutate(plain.doc(),
