@@ -1,5 +1,6 @@
 #include "subdoc/mutation.h"
 
+#include <algorithm>
 #include <array>
 
 #include "subdoc/crc32c.h"
@@ -171,15 +172,18 @@ MutationOutcome mutate(const std::optional<Document>& doc, std::span<const Mutat
     deleted = (docFlags & kCreateAsDeleted) != 0;
   }
 
+  // The xattrs are decoded only when a spec reads or changes them; otherwise
+  // the section is carried over as bytes.
+  const bool touchesXattrs = std::any_of(specs.begin(), specs.end(), [](const auto& spec) {
+    return (spec.flags & path_flag::kXattrPath) != 0 || spec.opcode == Opcode::WholeDelete;
+  });
   Xattrs xattrs;
-  if (!split.xattrs.empty() && !decodeXattrs(split.xattrs, xattrs)) {
+  Json xattrTree = Json::object();
+  if (touchesXattrs && ((!split.xattrs.empty() && !decodeXattrs(split.xattrs, xattrs)) ||
+                        !xattrsToTree(xattrs, xattrTree))) {
     return requestStatus(Status::Einval);
   }
-  Json xattrTree;
-  if (!xattrsToTree(xattrs, xattrTree)) {
-    return requestStatus(Status::Einval);
-  }
-  const Json originalXattrTree = xattrTree;
+  const Json originalXattrTree = touchesXattrs ? xattrTree : Json::object();
   bool xattrsModified = false;
 
   Mutator mutator(context, split.body);

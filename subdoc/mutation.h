@@ -13,8 +13,8 @@
 // request-level status: validateMutation()'s, KeyEnoent (no document and
 // neither Mkdoc nor Add; a tombstone counts as none without AccessDeleted),
 // KeyEexists (Add on an existing document),
-// SubdocCanOnlyReviveDeletedDocuments, Einval (a compressed value or an
-// xattr section that does not decode).
+// SubdocCanOnlyReviveDeletedDocuments, Einval (a compressed value, or an
+// xattr section that does not decode when a spec needs the xattrs).
 //
 // Document flags: Mkdoc and Add create a missing document (the body starts
 // as `[]` when the first body spec is an array push or add-unique whose path
@@ -24,7 +24,8 @@
 // A whole-document DELETE keeps only the system xattrs and makes the result
 // a tombstone.
 //
-// Cost: the body and the xattrs are each parsed once and written once.
+// Cost: the body and the xattrs are each parsed at most once and written at
+// most once; a part no spec touches is copied as bytes, not parsed.
 #pragma once
 
 #include <cstdint>

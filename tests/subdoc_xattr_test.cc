@@ -237,16 +237,22 @@ TEST(SubdocXattr, WholeDocumentDeleteKeepsSystemXattrs) {
 }
 
 TEST(SubdocXattr, CorruptStoredXattrsAreAnErrorNotACrash) {
-  const Stored corrupt{std::string("\x00\x00\x00\x08\x00\x00\x00\x09k\0", 10) + "{}",
+  // A 12-byte section whose one pair claims 9 bytes where 4 remain.
+  const Stored corrupt{std::string("\x00\x00\x00\x08\x00\x00\x00\x09k\0{}", 12) + "{}",
                        datatype::kXattr | datatype::kJson};
   EXPECT_EQ(lookup(corrupt.doc(), std::vector<LookupSpec>{{Opcode::Get, kXattr, "k"}}, 0, {})
                 .results[0]
                 .status,
             Status::Einval);
-  EXPECT_EQ(
-      mutate(corrupt.doc(), std::vector<MutationSpec>{{Opcode::DictUpsert, 0, "a", "1"}}, 0, {})
-          .status,
-      Status::Einval);
+  EXPECT_EQ(mutate(corrupt.doc(),
+                   std::vector<MutationSpec>{{Opcode::DictUpsert, kXattr, "k.a", "1"}}, 0, {})
+                .status,
+            Status::Einval);
+  // A body-only mutation does not read the xattrs: their bytes are carried over.
+  const auto bodyOnly =
+      mutate(corrupt.doc(), std::vector<MutationSpec>{{Opcode::DictUpsert, 0, "a", "1"}}, 0, {});
+  ASSERT_EQ(bodyOnly.status, Status::Success);
+  EXPECT_EQ(bodyOnly.value, corrupt.value.substr(0, 12) + R"({"a":1})");
   const Stored truncated{std::string("\x00\x00\x01\x00", 4), datatype::kXattr};
   EXPECT_EQ(
       lookup(truncated.doc(), std::vector<LookupSpec>{{Opcode::WholeGet, 0, ""}}, 0, {}).status,
