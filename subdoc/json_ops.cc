@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace syncwrite::subdoc {
 namespace {
@@ -15,9 +16,10 @@ Status cantInsert(ParseResult result) {
                                          : Status::SubdocValueCantinsert;
 }
 
-// Steps from `node` through `component`. With `create`, a missing member of an
-// object becomes an empty object.
-Status step(Json*& node, const PathComponent& component, bool create) {
+// Steps from `node` through `component`. With `create` (a mutable tree
+// only), a missing member of an object becomes an empty object.
+template <typename J>
+Status step(J*& node, const PathComponent& component, bool create) {
   if (component.isIndex()) {
     if (!node->is_array()) {
       return Status::SubdocPathMismatch;
@@ -35,19 +37,22 @@ Status step(Json*& node, const PathComponent& component, bool create) {
   }
   auto it = node->find(component.key());
   if (it == node->end()) {
-    if (!create) {
-      return Status::SubdocPathEnoent;
+    if constexpr (!std::is_const_v<J>) {
+      if (create) {
+        node = &(*node)[component.key()];
+        *node = Json::object();
+        return Status::Success;
+      }
     }
-    node = &(*node)[component.key()];
-    *node = Json::object();
-    return Status::Success;
+    return Status::SubdocPathEnoent;
   }
   node = &*it;
   return Status::Success;
 }
 
 // Walks the first `count` components of `path`.
-Status walk(Json& root, const Path& path, std::size_t count, bool create, Json*& node) {
+template <typename J>
+Status walk(J& root, const Path& path, std::size_t count, bool create, J*& node) {
   node = &root;
   for (std::size_t i = 0; i < count; ++i) {
     if (const auto status = step(node, path[i], create); status != Status::Success) {
@@ -292,11 +297,8 @@ Status addUnique(Json& root, const Path& path, std::string_view value, bool mkdi
 }  // namespace
 
 Status lookupPath(const Json& root, const Path& path, Opcode opcode, std::string& out) {
-  // walk() takes a mutable tree to share code with the mutations; without
-  // `create` it never changes it.
-  Json* node = nullptr;
-  if (auto status = walk(const_cast<Json&>(root), path, path.size(), false, node);  // NOLINT
-      status != Status::Success) {
+  const Json* node = nullptr;
+  if (auto status = walk(root, path, path.size(), false, node); status != Status::Success) {
     return status;
   }
   switch (opcode) {
