@@ -205,10 +205,21 @@ MutationOutcome mutate(const std::optional<Document>& doc, std::span<const Mutat
         }
         status = mutator.expand(spec.value, haystacks, value);
       }
-      if (status == Status::Success) {
+      if (status == Status::Success && spec.opcode == Opcode::ReplaceBodyWithXattr) {
+        // The body becomes the xattr value as it is at this point of the request.
+        const Json& tree = xattrTree;
+        status = lookupPath(tree, path, Opcode::Get, result);
+        if (status == Status::Success) {
+          body.text = std::move(result);
+          body.tree.reset();
+          body.isJson = true;
+          body.modified = true;
+          result.clear();
+        }
+      } else if (status == Status::Success) {
         status = mutatePath(xattrTree, path, spec.opcode, value, mkdirP, result);
+        xattrsModified = xattrsModified || status == Status::Success;
       }
-      xattrsModified = xattrsModified || status == Status::Success;
     } else if (spec.opcode == Opcode::WholeSet) {
       Json ignored;
       body.text = spec.value;

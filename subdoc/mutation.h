@@ -1,6 +1,7 @@
 // Sub-document mutations: DICT_ADD, DICT_UPSERT, DELETE, REPLACE, the ARRAY_*
-// family, COUNTER and the whole-document SET and DELETE, on the body or on
-// xattrs, one spec or up to kMaxSpecs applied all or nothing.
+// family, COUNTER, REPLACE_BODY_WITH_XATTR and the whole-document SET and
+// DELETE, on the body or on xattrs, one spec or up to kMaxSpecs applied all or
+// nothing.
 //
 // Given the stored document (or none), the library computes the document to
 // store; the caller stores it (with its CAS check, durability and expiry),

@@ -31,6 +31,8 @@ constexpr OpcodeTraits kInsert{true,
                                kXattrPath | kExpandMacros,
                                kAccessDeleted | kReviveDocument | kAdd | kCreateAsDeleted};
 constexpr OpcodeTraits kAddUnique{true, false, true, true, kMkdirP | kXattrPath, kCreateDoc};
+constexpr OpcodeTraits kReplaceBodyWithXattr{
+    true, false, false, false, kXattrPath, kAccessDeleted | kReviveDocument, kXattrPath};
 constexpr OpcodeTraits kCounter{true, false, true, false, kMkdirP | kXattrPath, kCreateDoc};
 
 }  // namespace
@@ -65,6 +67,8 @@ const OpcodeTraits* traitsOf(Opcode opcode) {
       return &kAddUnique;
     case Opcode::Counter:
       return &kCounter;
+    case Opcode::ReplaceBodyWithXattr:
+      return &kReplaceBodyWithXattr;
   }
   return nullptr;
 }

@@ -30,6 +30,7 @@ enum class Opcode : uint8_t {
   ArrayAddUnique = 0xce,
   Counter = 0xcf,
   GetCount = 0xd2,
+  ReplaceBodyWithXattr = 0xd3,  // the body becomes the value of an xattr path
 };
 
 // Path flags (one per spec).
@@ -91,6 +92,7 @@ struct OpcodeTraits {
   bool emptyPathAllowed;
   uint8_t validPathFlags;
   uint8_t validDocFlags;
+  uint8_t requiredPathFlags = 0;
 };
 const OpcodeTraits* traitsOf(Opcode opcode);
 

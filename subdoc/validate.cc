@@ -52,7 +52,8 @@ Status validateSpec(const SpecView& spec, bool mutator, uint8_t docFlags) {
   if (traits == nullptr || traits->mutator != mutator) {
     return Status::SubdocInvalidCombo;
   }
-  if ((spec.flags & ~traits->validPathFlags) != 0 || (docFlags & ~traits->validDocFlags) != 0) {
+  if ((spec.flags & ~traits->validPathFlags) != 0 || (docFlags & ~traits->validDocFlags) != 0 ||
+      (spec.flags & traits->requiredPathFlags) != traits->requiredPathFlags) {
     return Status::Einval;
   }
   if (spec.path.size() > kMaxPathLength || (traits->wholeDoc && !spec.path.empty())) {

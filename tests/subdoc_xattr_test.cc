@@ -236,6 +236,50 @@ TEST(SubdocXattr, WholeDocumentDeleteKeepsSystemXattrs) {
             Status::SubdocInvalidCombo);
 }
 
+TEST(SubdocXattr, ReplaceBodyWithXattrThenDeleteTheStagedValue) {
+  // kv_engine's XattrTest.ReplaceBodyWithXattr: how a transaction commits.
+  const Stored staged =
+      withXattrs({{"tnx", R"({"op":{"staged":{"couchbase":{"version":"cheshire-cat"}}}})"}},
+                 R"({"couchbase":{"version":"mad-hatter"}})");
+  const std::vector<MutationSpec> specs{{Opcode::ReplaceBodyWithXattr, kXattr, "tnx.op.staged", ""},
+                                        {Opcode::Delete, kXattr, "tnx.op.staged", ""}};
+  const auto outcome = mutate(staged.doc(), specs, 0, {});
+  ASSERT_EQ(outcome.status, Status::Success);
+  EXPECT_EQ(bodyOf(outcome), R"({"couchbase":{"version":"cheshire-cat"}})");
+  ASSERT_EQ(xattrsOf(outcome).size(), 1u);
+  EXPECT_EQ(xattrsOf(outcome)[0].value, R"({"op":{}})");
+  EXPECT_EQ(outcome.datatype, datatype::kXattr | datatype::kJson);
+}
+
+TEST(SubdocXattr, ReplaceBodyWithXattrRevivesAStagedInsert) {
+  Stored tombstone = withXattrs({{"txn", R"({"staged":{"v":1}})"}}, "");
+  tombstone.deleted = true;
+  const std::vector<MutationSpec> specs{{Opcode::ReplaceBodyWithXattr, kXattr, "txn.staged", ""},
+                                        {Opcode::Delete, kXattr, "txn", ""}};
+  const auto outcome =
+      mutate(tombstone.doc(), specs, doc_flag::kAccessDeleted | doc_flag::kReviveDocument, {});
+  ASSERT_EQ(outcome.status, Status::Success);
+  EXPECT_FALSE(outcome.deleted);
+  EXPECT_EQ(outcome.value, R"({"v":1})");
+  EXPECT_EQ(outcome.datatype, datatype::kJson);
+}
+
+TEST(SubdocXattr, ReplaceBodyWithXattrFailures) {
+  auto run = [](const MutationSpec& spec) {
+    return mutate(kDoc.doc(), std::vector<MutationSpec>{spec}, 0, {});
+  };
+  // kv_engine's ReplaceBodyWithXattr_WithoutXattrFlag.
+  EXPECT_EQ(run({Opcode::ReplaceBodyWithXattr, 0, "meta", ""}).status, Status::Einval);
+  EXPECT_EQ(run({Opcode::ReplaceBodyWithXattr, kXattr, "meta", "1"}).status, Status::Einval);
+  EXPECT_EQ(singleMutationStatus(run({Opcode::ReplaceBodyWithXattr, kXattr, "meta.nope", ""})),
+            Status::SubdocPathEnoent);
+  // Allowed in a mutation only.
+  EXPECT_EQ(lookup(kDoc.doc(),
+                   std::vector<LookupSpec>{{Opcode::ReplaceBodyWithXattr, kXattr, "meta"}}, 0, {})
+                .status,
+            Status::SubdocInvalidCombo);
+}
+
 TEST(SubdocXattr, CorruptStoredXattrsAreAnErrorNotACrash) {
   // A 12-byte section whose one pair claims 9 bytes where 4 remain.
   const Stored corrupt{std::string("\x00\x00\x00\x08\x00\x00\x00\x09k\0{}", 12) + "{}",
