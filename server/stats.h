@@ -22,15 +22,13 @@
 //                checkpoint_items_expelled, checkpoints_removed,
 //                checkpoint_bytes_recovered, memory_recovery_runs,
 //                memory_recovery_runs_above_upper_mark,
-//                writes_refused_for_memory; in a couchbase bucket the
-//                flusher's flusher_items_queued (its cursors' distance from
-//                the head), flusher_batches, flusher_items_flushed,
-//                flusher_paused, flusher_write_failures (kv_engine's
-//                ep_item_commit_failed) and flusher_failing (the last write
-//                failed; it is retried);
-//                and replica:<name>:items_queued for each simulated
-//                replica's stream.
-//                O(vbuckets).
+//                writes_refused_for_memory; a couchbase bucket's
+//                flusher_items_queued (its cursors' distance from the head),
+//                flusher_batches, flusher_items_flushed, flusher_paused,
+//                flusher_write_failures (kv_engine's ep_item_commit_failed),
+//                flusher_failing (the last write failed; it is retried); and
+//                replica:<name>:items_queued for each simulated replica's
+//                stream. O(vbuckets).
 //   "vbucket-details [VB]"  per vbucket of the selected bucket (or VB only):
 //                vb_N (its state), vb_N:high_seqno, vb_N:high_prepared_seqno
 //                (as its replica), vb_N:topology (chain JSON). O(vbuckets).
@@ -39,8 +37,7 @@
 //                timeout_tasks_total, executor_nonio_threads, and per bucket
 //                <bucket>:timeout_task_runs, <bucket>:timeout_tasks,
 //                <bucket>:timeout_mode, <bucket>:polling_passes.
-// The names are an interface: the idle-CPU harness and operators' scripts
-// read them, so they are kept stable.
+// The names are an interface (the idle-CPU harness, operators' scripts).
 #pragma once
 
 #include <string>
