@@ -163,10 +163,14 @@ DiskFlusher::Ran DiskFlusher::flushOnce() {
   Ran ran;
   const bool retrying = failing_.load(std::memory_order_relaxed);
   if (!retrying) {
+    // Raised before the cursors move, lowered once what they passed is on
+    // disk: itemsQueued() never shows a batch in flight as nothing.
+    unwritten_.store(1, std::memory_order_seq_cst);
     ran.more = reader_.readRecords(
         kBatch, [&](vbucket::Vbid vbid, std::vector<vbucket::LogRecord>&& records) {
           build(vbid, std::move(records));
         });
+    unwritten_.store(pending_.records, std::memory_order_seq_cst);
   }
   if (pending_.written.empty()) return ran;
   const absl::Status written = store_.write(pending_.batch);
@@ -195,6 +199,7 @@ DiskFlusher::Ran DiskFlusher::flushOnce() {
   std::vector<Pending::Written> done = std::move(pending_.written);
   pending_.written.clear();
   pending_.records = 0;
+  unwritten_.store(0, std::memory_order_seq_cst);
   for (const Pending::Written& w : done) {
     if (w.prepare) persisted_(w.vbid, w.last_seqno);
   }

@@ -75,7 +75,12 @@ class DiskFlusher final : public vbucket::Flusher {
   bool paused() const noexcept override { return paused_.load(std::memory_order_acquire); }
   uint64_t batches() const noexcept override { return batches_.load(std::memory_order_relaxed); }
   uint64_t itemsFlushed() const noexcept override { return items_.load(std::memory_order_relaxed); }
-  size_t itemsQueued() const override { return reader_.itemsQueued(); }
+  // Records not yet on disk: those after the cursors, then those of the
+  // batch being written or retried (at least 1 while a run reads).
+  size_t itemsQueued() const override {
+    const size_t unread = reader_.itemsQueued();
+    return unread + unwritten_.load(std::memory_order_seq_cst);
+  }
 
   // Writes that failed (each is retried until it succeeds).
   uint64_t writeFailures() const noexcept override {
@@ -120,6 +125,7 @@ class DiskFlusher final : public vbucket::Flusher {
   std::atomic<int64_t> delay_ms_{0};
   std::atomic<bool> paused_{false};
   std::atomic<bool> failing_{false};
+  std::atomic<size_t> unwritten_{0};  // see itemsQueued()
   std::atomic<uint64_t> batches_{0};
   std::atomic<uint64_t> items_{0};
   std::atomic<uint64_t> failures_{0};

@@ -23,7 +23,7 @@
 //                checkpoint_bytes_recovered, memory_recovery_runs,
 //                memory_recovery_runs_above_upper_mark,
 //                writes_refused_for_memory; a couchbase bucket's
-//                flusher_items_queued (its cursors' distance from the head),
+//                flusher_items_queued (records not on disk yet),
 //                flusher_batches, flusher_items_flushed, flusher_paused,
 //                flusher_write_failures (kv_engine's ep_item_commit_failed),
 //                flusher_failing (the last write failed; it is retried); and

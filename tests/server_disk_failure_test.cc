@@ -35,7 +35,7 @@ protocol::MutationOptions withLevel(durability::Level level, uint16_t timeout_ms
 std::filesystem::path fill(const std::filesystem::path& dir) {
   struct statvfs fs {};
   EXPECT_EQ(::statvfs(dir.c_str(), &fs), 0) << dir;
-  const std::filesystem::path filler = dir / "filler";
+  std::filesystem::path filler = dir / "filler";
   std::ofstream out(filler, std::ios::binary);
   const std::string chunk(1 << 16, 'f');
   for (uint64_t left = uint64_t{fs.f_bavail} * fs.f_bsize; left > 0 && out.good();) {

@@ -34,7 +34,7 @@ class Flusher {
   // Runs that flushed something, and the records they took.
   virtual uint64_t batches() const noexcept = 0;
   virtual uint64_t itemsFlushed() const noexcept = 0;
-  // Records queued and not yet read, over every vbucket. O(vbuckets).
+  // Records queued and not yet persisted, over every vbucket. O(vbuckets).
   virtual size_t itemsQueued() const = 0;
   // Writes to the storage that failed (each retried later), and whether the
   // last one did.
