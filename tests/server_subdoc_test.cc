@@ -3,6 +3,7 @@
 // per-path statuses of MULTI_LOOKUP, MULTI_MUTATION's all or nothing with the
 // failing index, xattrs (written by subdoc, hidden from GET, read back by
 // subdoc), CAS, and a durable MULTI_MUTATION that is a SyncWrite.
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -336,6 +337,23 @@ TEST(ServerSubdoc, XattrsAreHiddenFromGetAndReadBySubdoc) {
   auto refused = subdocSingle(plain_client, Opcode::kSubdocGet, "doc",
                               {.opcode = {}, .flags = kSubdocXattrPath, .path = "meta"});
   EXPECT_EQ(refused->status, Status::kEinval);
+}
+
+// The cluster map tells SDKs what the bucket does, by Couchbase Server's names.
+TEST(ServerSubdoc, ClusterMapListsTheXattrAndSubdocCapabilities) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start());
+  auto client = subdocClient(server);
+  auto map = testing::call(client, {.opcode = Opcode::kGetClusterConfig});
+  ASSERT_TRUE(map.ok());
+  ASSERT_EQ(map->status, Status::kSuccess);
+  const auto capabilities =
+      nlohmann::json::parse(map->value)["bucketCapabilities"].get<std::vector<std::string>>();
+  for (const char* name :
+       {"xattr", "subdoc.ReplaceBodyWithXattr", "subdoc.DocumentMacroSupport", "durableWrite"}) {
+    EXPECT_NE(std::find(capabilities.begin(), capabilities.end(), name), capabilities.end())
+        << name;
+  }
 }
 
 TEST(ServerSubdoc, DurableMultiMutationIsASyncWrite) {
