@@ -339,6 +339,46 @@ TEST(ServerSubdoc, XattrsAreHiddenFromGetAndReadBySubdoc) {
   EXPECT_EQ(refused->status, Status::kEinval);
 }
 
+// APPEND, PREPEND and INCREMENT work on the body and keep the xattrs.
+TEST(ServerSubdoc, BinaryCommandsKeepTheXattrs) {
+  ServerProcess server;
+  ASSERT_TRUE(server.start());
+  auto client = subdocClient(server);
+  const SubdocSpec xattr{.flags = kSubdocXattrPath | kSubdocMkdirP, .path = "x.y", .value = "1"};
+  ASSERT_EQ(client.set(kSubdocVb, "text", "ab")->status, Status::kSuccess);
+  ASSERT_EQ(client.set(kSubdocVb, "number", "5")->status, Status::kSuccess);
+  for (const char* key : {"text", "number"}) {
+    auto written = subdocSingle(client, Opcode::kSubdocDictUpsert, key, xattr);
+    ASSERT_TRUE(written.ok());
+    ASSERT_EQ(written->status, Status::kSuccess) << key << " " << written->errorContext();
+  }
+  ASSERT_EQ(
+      testing::call(client,
+                    {.opcode = Opcode::kAppend, .vbucket = kSubdocVb, .key = "text", .value = "cd"})
+          ->status,
+      Status::kSuccess);
+  ASSERT_EQ(
+      testing::call(client,
+                    {.opcode = Opcode::kPrepend, .vbucket = kSubdocVb, .key = "text", .value = "<"})
+          ->status,
+      Status::kSuccess);
+  const std::string delta = testing::counterExtras(2, 0);
+  auto incremented = testing::call(
+      client,
+      {.opcode = Opcode::kIncrement, .vbucket = kSubdocVb, .extras = delta, .key = "number"});
+  ASSERT_TRUE(incremented.ok());
+  EXPECT_EQ(incremented->status, Status::kSuccess);
+  EXPECT_EQ(client.get(kSubdocVb, "text")->value, "<abcd");
+  EXPECT_EQ(client.get(kSubdocVb, "number")->value, "7");
+  for (const char* key : {"text", "number"}) {
+    auto read =
+        subdocSingle(client, Opcode::kSubdocGet, key, {.flags = kSubdocXattrPath, .path = "x.y"});
+    ASSERT_TRUE(read.ok());
+    EXPECT_EQ(read->status, Status::kSuccess) << key;
+    EXPECT_EQ(read->value, "1") << key;
+  }
+}
+
 // The cluster map tells SDKs what the bucket does, by Couchbase Server's names.
 TEST(ServerSubdoc, ClusterMapListsTheXattrAndSubdocCapabilities) {
   ServerProcess server;

@@ -43,6 +43,8 @@
 #include "server/protocol/byte_order.h"
 #include "server/protocol/packet.h"
 #include "server/protocol/response_encoder.h"
+#include "subdoc/spec.h"
+#include "subdoc/xattr_blob.h"
 
 namespace syncwrite::server::commands {
 
@@ -303,18 +305,33 @@ Disposition readModifyWrite(CommandContext& context, Compute compute) {
   return Disposition::kAnswered;
 }
 
+// The stored value split into its xattr section (kept as it is) and the body
+// the binary commands work on (subdoc/xattr_blob.h). False: a malformed section.
+bool splitStored(const vbucket::Item& item, subdoc::SplitValue& split) {
+  return subdoc::splitValue(item.value(), item.meta.datatype, split);
+}
+
+// `body` behind the xattr section `xattrs`, with the datatype that says so.
+void joinStored(Modified& m, std::string_view xattrs, std::string body, bool json) {
+  m.value.reserve(xattrs.size() + body.size());
+  m.value.append(xattrs).append(body);
+  m.meta.datatype = static_cast<uint8_t>((json ? protocol::kDatatypeJson : protocol::kDatatypeRaw) |
+                                         (xattrs.empty() ? 0 : subdoc::datatype::kXattr));
+}
+
 // INCREMENT/DECREMENT (kv_engine docs/BinaryProtocol.md): the counter is the
 // value as decimal text, read as kv_engine's safe_strtoull reads it
 // (parseCounter, parse_number.h); an absent key is created with `initial`
 // unless the expiry is 0xffffffff (then KeyNotFound); an increment wraps at
 // 2^64, a decrement stops at 0; a value that is no such number is
-// DeltaBadval. The new value is stored as datatype JSON, flags and expiry
-// kept.
+// DeltaBadval. The new value is stored as datatype JSON, flags, expiry and
+// xattrs kept (the counter is the body behind them).
 Disposition counter(CommandContext& context) {
   const protocol::Request& request = context.request;
   const bool increment = protocol::unquiet(request.opcode) == Opcode::kIncrement;
   return readModifyWrite(context, [&](const vbucket::Item* item, uint32_t now) {
     Modified m;
+    std::string_view xattrs;  // a counter keeps the item's xattrs
     uint64_t value = request.initial;
     if (item == nullptr) {
       if (request.expiry == 0xffffffff) {
@@ -323,7 +340,13 @@ Disposition counter(CommandContext& context) {
       }
       m.meta.expiry = absoluteExpiry(request.expiry, now);
     } else {
-      const std::optional<uint64_t> current = parseCounter(item->value());
+      subdoc::SplitValue split;
+      if (!splitStored(*item, split)) {
+        m.status = Status::kInternalError;
+        return m;
+      }
+      xattrs = split.xattrs;
+      const std::optional<uint64_t> current = parseCounter(split.body);
       if (!current) {
         m.status = Status::kDeltaBadval;
         return m;
@@ -332,15 +355,15 @@ Disposition counter(CommandContext& context) {
                         : (*current < request.delta ? 0 : *current - request.delta);
       m.meta = item->meta;
     }
-    m.value = std::to_string(value);
-    m.meta.datatype = protocol::kDatatypeJson;
+    joinStored(m, xattrs, std::to_string(value), true);
     m.counter = value;
     return m;
   });
 }
 
 // APPEND/PREPEND: the item must exist (NotStored otherwise); flags and
-// expiry stay, the datatype is the joined value's.
+// expiry stay, the datatype is the joined value's. Xattrs stay in front of
+// the body, which alone is appended to (as kv_engine's append keeps them).
 Disposition concat(CommandContext& context) {
   const protocol::Request& request = context.request;
   const bool append = protocol::unquiet(request.opcode) == Opcode::kAppend;
@@ -350,10 +373,16 @@ Disposition concat(CommandContext& context) {
       m.status = Status::kNotStored;
       return m;
     }
-    m.value = append ? absl::StrCat(std::string(item->value()), std::string(request.value))
-                     : absl::StrCat(std::string(request.value), std::string(item->value()));
+    subdoc::SplitValue split;
+    if (!splitStored(*item, split)) {
+      m.status = Status::kInternalError;
+      return m;
+    }
+    std::string body = append ? std::string(split.body).append(request.value)
+                              : std::string(request.value).append(split.body);
     m.meta = item->meta;
-    m.meta.datatype = isJson(m.value) ? protocol::kDatatypeJson : protocol::kDatatypeRaw;
+    const bool json = isJson(body);
+    joinStored(m, split.xattrs, std::move(body), json);
     return m;
   });
 }
