@@ -312,7 +312,7 @@ bool splitStored(const vbucket::Item& item, subdoc::SplitValue& split) {
 }
 
 // `body` behind the xattr section `xattrs`, with the datatype that says so.
-void joinStored(Modified& m, std::string_view xattrs, std::string body, bool json) {
+void joinStored(Modified& m, std::string_view xattrs, std::string_view body, bool json) {
   m.value.reserve(xattrs.size() + body.size());
   m.value.append(xattrs).append(body);
   m.meta.datatype = static_cast<uint8_t>((json ? protocol::kDatatypeJson : protocol::kDatatypeRaw) |
@@ -382,7 +382,7 @@ Disposition concat(CommandContext& context) {
                               : std::string(request.value).append(split.body);
     m.meta = item->meta;
     const bool json = isJson(body);
-    joinStored(m, split.xattrs, std::move(body), json);
+    joinStored(m, split.xattrs, body, json);
     return m;
   });
 }

@@ -240,7 +240,7 @@ bool parseSubdocExtras(const Packet& packet, ParseResult& result) {
     return true;
   }
   if (opcode == Opcode::kSubdocMultiMutation) {
-    if (extras.size() != 0 && extras.size() != 1 && extras.size() != 4 && extras.size() != 5) {
+    if (!extras.empty() && extras.size() != 1 && extras.size() != 4 && extras.size() != 5) {
       return bad("0, 1, 4 or 5");
     }
     if (extras.size() >= 4) {
