@@ -152,6 +152,69 @@ describe('sub-document operations', () => {
   });
 });
 
+// Couchbase transactions run on durable sub-document mutations with xattrs
+// (staged values and the ATR). Replacing documents works; inserting does not
+// yet: the SDK stages an insert as a tombstone (CreateAsDeleted), which the
+// server refuses because it keeps no tombstones.
+describe('transactions', () => {
+  let server;
+  let cluster;
+  let collection;
+  before(async () => {
+    server = await Server.start(FAST_REPLICA);
+    ({ cluster, collection } = await openDefault(server));
+  });
+  after(async () => {
+    await cluster?.close();
+    await server?.stop();
+  });
+
+  it('a transaction that replaces two documents commits both', async () => {
+    await collection.upsert('txn-a', { v: 1 });
+    await collection.upsert('txn-b', { v: 2 });
+    await cluster.transactions().run(
+      async (ctx) => {
+        await ctx.replace(await ctx.get(collection, 'txn-a'), { v: 10 });
+        await ctx.replace(await ctx.get(collection, 'txn-b'), { v: 20 });
+      },
+      { timeout: 10000 },
+    );
+    assert.deepEqual((await collection.get('txn-a')).content, { v: 10 });
+    assert.deepEqual((await collection.get('txn-b')).content, { v: 20 });
+  });
+
+  it('a transaction whose lambda throws leaves the documents untouched', async () => {
+    await collection.upsert('txn-c', { v: 1 });
+    await collection.upsert('txn-d', { v: 2 });
+    await assert.rejects(
+      cluster.transactions().run(
+        async (ctx) => {
+          await ctx.replace(await ctx.get(collection, 'txn-c'), { v: 10 });
+          await ctx.replace(await ctx.get(collection, 'txn-d'), { v: 20 });
+          throw new Error('the application changes its mind');
+        },
+        { timeout: 10000 },
+      ),
+      couchbase.TransactionFailedError,
+    );
+    assert.deepEqual((await collection.get('txn-c')).content, { v: 1 });
+    assert.deepEqual((await collection.get('txn-d')).content, { v: 2 });
+  });
+
+  it('an insert in a transaction fails (CreateAsDeleted is not supported)', async () => {
+    await assert.rejects(
+      cluster.transactions().run(
+        async (ctx) => {
+          await ctx.insert(collection, 'txn-new', { v: 3 });
+        },
+        { timeout: 5000 },
+      ),
+      couchbase.TransactionFailedError,
+    );
+    await assert.rejects(collection.get('txn-new'), couchbase.DocumentNotFoundError);
+  });
+});
+
 describe('a durable mutateIn with a silent replica', () => {
   let server;
   let cluster;
