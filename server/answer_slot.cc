@@ -21,6 +21,8 @@ AnswerSlot AnswerSlot::pending(const LateAnswerShape& shape) noexcept {
       static_cast<uint8_t>((shape.quiet ? kQuiet : 0) | (shape.has_uuid ? kHasUuid : 0) |
                            (shape.zero_cas ? kZeroCas : 0) | (shape.json ? kJson : 0) |
                            (shape.has_counter ? kHasCounter : 0) | (shape.xerror ? kXerror : 0));
+  // Unused while pending: a counter's shape never resolves in the slot.
+  if (shape.has_counter) slot.seqno_or_size_ = shape.counter_index;
   slot.state_ = State::kPending;
   return slot;
 }
@@ -37,7 +39,10 @@ LateAnswerShape AnswerSlot::shape() const noexcept {
   shape.json = (flags_ & kJson) != 0;
   shape.has_counter = (flags_ & kHasCounter) != 0;
   shape.xerror = (flags_ & kXerror) != 0;
-  if (shape.has_counter && state_ == State::kPending) shape.counter = cas_or_counter_;
+  if (shape.has_counter && state_ == State::kPending) {
+    shape.counter = cas_or_counter_;
+    shape.counter_index = static_cast<uint8_t>(seqno_or_size_);
+  }
   return shape;
 }
 

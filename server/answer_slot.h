@@ -68,7 +68,8 @@ class AnswerSlot {
 
   uint64_t vbucket_uuid_ = 0;
   uint64_t cas_or_counter_ = 0;  // kPending: the counter (has_counter); kResolved: the CAS
-  uint64_t seqno_or_size_ = 0;   // kResolved: the commit's seqno; else the answer's size
+  uint64_t seqno_or_size_ = 0;   // kResolved: the commit's seqno; kPending with a counter: its
+                                 // spec index (LateAnswerShape); else the answer's size
   uint32_t opaque_ = 0;
   protocol::Opcode opcode_ = protocol::Opcode::kSet;
   uint8_t flags_ = 0;

@@ -9,6 +9,22 @@
 namespace syncwrite::server {
 namespace {
 
+// What the bucket does, by the names Couchbase Server's cluster map uses
+// (couchbase-cxx-client's bucket capability parser reads "xattr",
+// "subdoc.ReplaceBodyWithXattr" and "subdoc.DocumentMacroSupport"): sub-document
+// commands with xattrs, REPLACE_BODY_WITH_XATTR, and the ${$document} macros.
+// Not "tombstonedUserXAttrs" nor "subdoc.ReviveDocument": deletions keep no tombstone here.
+nlohmann::json bucketCapabilities() {
+  return {"durableWrite",
+          "cccp",
+          "touch",
+          "nodesExt",
+          "cbhello",
+          "xattr",
+          "subdoc.ReplaceBodyWithXattr",
+          "subdoc.DocumentMacroSupport"};
+}
+
 nlohmann::json nodesExt(const ServerContext& server) {
   return nlohmann::json::array(
       {{{"hostname", "$HOST"}, {"thisNode", true}, {"services", {{"kv", server.port}}}}});
@@ -69,7 +85,7 @@ std::string clusterBucketConfigJson(const Bucket& bucket, const ServerContext& s
         {"numReplicas", replicas},
         {"serverList", std::move(servers)},
         {"vBucketMap", std::move(map)}}},
-      {"bucketCapabilities", {"durableWrite", "cccp", "touch", "nodesExt", "cbhello"}},
+      {"bucketCapabilities", bucketCapabilities()},
   };
   return config.dump();
 }
@@ -100,7 +116,7 @@ std::string bucketConfigJson(const Bucket& bucket, const ServerContext& server) 
         {"numReplicas", replicas},
         {"serverList", {absl::StrCat("$HOST:", server.port)}},
         {"vBucketMap", std::move(map)}}},
-      {"bucketCapabilities", {"durableWrite", "cccp", "touch", "nodesExt", "cbhello"}},
+      {"bucketCapabilities", bucketCapabilities()},
   };
   return config.dump();
 }

@@ -36,6 +36,7 @@ struct Session {
   bool xerror = false;          // XERROR: every status as it is (else xerror_remap.h)
   bool unordered = false;       // UnorderedExecution: answers leave when decided
   bool mutation_seqno = false;  // MutationSeqno: mutation answers carry uuid + seqno
+  bool xattr = false;           // XATTR: sub-document specs may name xattr paths
 
   // The authenticated user (empty: none yet), and the SASL exchange under way.
   std::string user;
@@ -57,8 +58,10 @@ struct Session {
 
 // How a deferred mutation is answered once it resolves: its CAS, with
 // MutationSeqno the vbucket uuid and the commit's seqno as extras, and for
-// INCREMENT/DECREMENT the new counter as an 8-byte value; a quiet mutation
-// answers nothing on success. Whoever holds the request's answer slot keeps
+// INCREMENT/DECREMENT the new counter as an 8-byte value (for a sub-document
+// COUNTER, as decimal text: alone for SUBDOC_COUNTER, as the multi-mutation
+// result entry of spec `counter_index` for SUBDOC_MULTI_MUTATION); a quiet
+// mutation answers nothing on success. Whoever holds the request's answer slot keeps
 // one per SyncWrite in flight (a connection: packed in its AnswerSlot,
 // answer_slot.h), so it is kept small: 32 bytes, no string (docs/memory.md).
 struct LateAnswerShape {
@@ -70,8 +73,9 @@ struct LateAnswerShape {
   bool has_uuid = false;
   bool has_counter = false;
   bool zero_cas = false;
-  bool json = false;    // the connection negotiated JSON: error bodies are marked so
-  bool xerror = false;  // the connection negotiated XERROR: it may be told SyncWriteAmbiguous
+  bool json = false;          // the connection negotiated JSON: error bodies are marked so
+  bool xerror = false;        // the connection negotiated XERROR: it may be told SyncWriteAmbiguous
+  uint8_t counter_index = 0;  // SUBDOC_MULTI_MUTATION: the COUNTER spec's index
 };
 static_assert(sizeof(LateAnswerShape) == 32, "LateAnswerShape grew: update docs/memory.md");
 

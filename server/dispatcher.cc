@@ -20,6 +20,7 @@ Dispatcher::Dispatcher(ServerContext& context) : context_(context) {
   commands::addDcpCommands(table_);
   commands::addAuthCommands(table_);
   commands::addClusterCommands(table_);
+  commands::addSubdocCommands(table_);
 }
 
 namespace {

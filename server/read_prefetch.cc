@@ -12,10 +12,13 @@ namespace {
 
 // The commands whose handler looks their key up in the vbucket's hash table:
 // the reads, and the mutations (a read-modify-write, or a plain write's
-// commit), quiet forms included.
+// commit), quiet forms included; the sub-document lookups too.
 bool looksUpKey(protocol::Opcode opcode) noexcept {
   using protocol::Opcode;
-  if (protocol::isMutation(opcode)) return true;
+  if (protocol::isMutation(opcode) || protocol::isSubdocSinglePathLookup(opcode) ||
+      opcode == Opcode::kSubdocMultiLookup) {
+    return true;
+  }
   switch (protocol::unquiet(opcode)) {
     case Opcode::kGet:
     case Opcode::kGetK:

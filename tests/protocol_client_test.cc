@@ -277,7 +277,7 @@ TEST(ClientTest, MalformedRequestsGetErrorsAndTheConnectionStays) {
   EXPECT_EQ(refused->opaque, 77u);
   EXPECT_THAT(refused->errorContext(), HasSubstr("timeout 0"));
 
-  ASSERT_TRUE(client.send({.opcode = static_cast<Opcode>(0xc5), .opaque = 78}).ok());
+  ASSERT_TRUE(client.send({.opcode = static_cast<Opcode>(0x94), .opaque = 78}).ok());
   auto unknown = client.readResponse();
   ASSERT_TRUE(unknown.ok());
   EXPECT_EQ(unknown->status, Status::kUnknownCommand);

@@ -40,13 +40,13 @@ std::string setWithFrames(std::string_view frames, Opcode opcode = Opcode::kSet)
 
 TEST_F(MalformedRequestTest, UnknownOpcodeKeepsOpcodeAndOpaque) {
   std::string bytes;
-  // 0xc5, a sub-document command, which syncwrite does not implement.
-  appendRequest(bytes, {.opcode = static_cast<Opcode>(0xc5), .opaque = 0x1234, .key = "c"});
+  // 0x94, GET_LOCKED, which syncwrite does not implement.
+  appendRequest(bytes, {.opcode = static_cast<Opcode>(0x94), .opaque = 0x1234, .key = "c"});
   const ParseResult r = parse(bytes);
   EXPECT_EQ(r.status, Status::kUnknownCommand);
-  EXPECT_EQ(static_cast<uint8_t>(r.request.opcode), 0xc5);
+  EXPECT_EQ(static_cast<uint8_t>(r.request.opcode), 0x94);
   EXPECT_EQ(r.request.opaque, 0x1234u);
-  EXPECT_THAT(r.message, HasSubstr("0xc5"));
+  EXPECT_THAT(r.message, HasSubstr("0x94"));
   // The answer has no body, as kv_engine's.
   std::string answer;
   appendParseError(answer, r);
@@ -190,6 +190,50 @@ TEST_F(MalformedRequestTest, SectionsExceedingTheBodyEndTheStreamAndAreEinvalToT
     EXPECT_EQ(r.request.opaque, 6u);
     EXPECT_THAT(r.message, HasSubstr("exceed the body length"));
   }
+}
+
+// Sub-document extras (request.h): 3, 4, 7 or 8 bytes on a single-path
+// mutation, 3 or 4 on a lookup, 0 or 1 on MULTI_LOOKUP, 0, 1, 4 or 5 on
+// MULTI_MUTATION; the path length within the value; a CAS only on mutations;
+// a durability frame only on mutations.
+TEST_F(MalformedRequestTest, SubdocExtrasAndPathLengthsAreChecked) {
+  const auto parsed = [&](Opcode opcode, std::string_view extras, std::string_view value,
+                          uint64_t cas = 0, std::string_view frames = {}) {
+    std::string bytes;
+    appendRequest(bytes, {.opcode = opcode,
+                          .opaque = 3,
+                          .cas = cas,
+                          .framing_extras = frames,
+                          .extras = extras,
+                          .key = "k",
+                          .value = value});
+    return parse(bytes);
+  };
+  const std::string three = bytesOf({0, 1, 0});
+  EXPECT_TRUE(parsed(Opcode::kSubdocGet, three, "a").ok());
+  EXPECT_TRUE(parsed(Opcode::kSubdocDictUpsert, bytesOf({0, 1, 0, 0, 0, 0, 9, 1}), "a1").ok());
+  const ParseResult upsert =
+      parsed(Opcode::kSubdocDictUpsert, bytesOf({0, 1, 1, 0, 0, 0, 9, 2}), "a1");
+  EXPECT_EQ(upsert.request.subdoc_path_length, 1);
+  EXPECT_EQ(upsert.request.subdoc_path_flags, 1);
+  EXPECT_EQ(upsert.request.subdoc_doc_flags, 2);
+  EXPECT_TRUE(upsert.request.has_expiry);
+  EXPECT_EQ(upsert.request.expiry, 9u);
+  EXPECT_EQ(parsed(Opcode::kSubdocGet, bytesOf({0, 1, 0, 0, 0, 0, 9}), "a").status,
+            Status::kEinval);
+  EXPECT_EQ(parsed(Opcode::kSubdocGet, bytesOf({0, 1}), "a").status, Status::kEinval);
+  const ParseResult long_path = parsed(Opcode::kSubdocGet, bytesOf({0, 5, 0}), "a");
+  EXPECT_EQ(long_path.status, Status::kEinval);
+  EXPECT_THAT(long_path.message, HasSubstr("path length 5"));
+  EXPECT_EQ(parsed(Opcode::kSubdocGet, three, "a", 7).status, Status::kEinval);
+  EXPECT_TRUE(parsed(Opcode::kSubdocReplace, three, "a1", 7).ok());
+  EXPECT_EQ(parsed(Opcode::kSubdocMultiLookup, "ab", "x").status, Status::kEinval);
+  EXPECT_TRUE(parsed(Opcode::kSubdocMultiMutation, bytesOf({0, 0, 0, 5, 1}), "x").ok());
+  EXPECT_EQ(parsed(Opcode::kSubdocMultiMutation, "ab", "x").status, Status::kEinval);
+  std::string frame;
+  appendDurabilityFrame(frame, Level::kMajority);
+  EXPECT_TRUE(parsed(Opcode::kSubdocMultiMutation, "", "x", 0, frame).ok());
+  EXPECT_EQ(parsed(Opcode::kSubdocMultiLookup, "", "x", 0, frame).status, Status::kEinval);
 }
 
 TEST_F(MalformedRequestTest, WrongShapesAreEinval) {

@@ -156,7 +156,12 @@ TEST(VocabularyTest, StatusNamesAndValues) {
   EXPECT_EQ(describe(Status::kNotMyVbucket), "not my vbucket");
   EXPECT_EQ(toString(static_cast<Status>(0x4242)), "Unknown");
   EXPECT_EQ(toString(Opcode::kDcpSeqnoAcknowledged), "DCP_SEQNO_ACKNOWLEDGED");
-  EXPECT_FALSE(isKnownOpcode(static_cast<Opcode>(0xc5)));
+  EXPECT_FALSE(isKnownOpcode(static_cast<Opcode>(0x94)));
+  EXPECT_TRUE(isKnownOpcode(Opcode::kSubdocMultiMutation));
+  EXPECT_TRUE(isMutation(Opcode::kSubdocCounter));
+  EXPECT_FALSE(isMutation(Opcode::kSubdocMultiLookup));
+  EXPECT_EQ(toString(Opcode::kSubdocReplaceBodyWithXattr), "SUBDOC_REPLACE_BODY_WITH_XATTR");
+  EXPECT_EQ(toString(Status::kSubdocMultiPathFailure), "SubdocMultiPathFailure");
   EXPECT_EQ(unquiet(Opcode::kGetKQ), Opcode::kGetK);
   EXPECT_TRUE(isQuiet(Opcode::kSetQ));
   EXPECT_FALSE(isQuiet(Opcode::kSet));

@@ -2,15 +2,19 @@
 // other process, fed over DCP. What a client sees from the outside: a durable
 // write commits only once the replica process holds it, the replica holds the
 // value (GET_REPLICA), a stopped or killed replica makes SyncWrites time out
-// ambiguous, and a restarted one catches up and acknowledges again.
+// ambiguous, a restarted one catches up and acknowledges again, and a
+// document's xattrs travel with it.
 #include <signal.h>
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "server/protocol/byte_order.h"
 #include "server/protocol/client.h"
+#include "server/protocol/feature.h"
 #include "server/protocol/request_encoder.h"
 #include "server/protocol/response.h"
 #include "tests/server_test_support.h"
@@ -137,6 +141,60 @@ TEST_F(ReplicationProcessTest, AKilledReplicaRestartsEmptyCatchesUpAndAcknowledg
   auto again = a.set(kOnN1, "after", "4", durable(10000));
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->status, Status::kSuccess) << again->errorContext();
+}
+
+// A durable sub-document write with an xattr reaches the replica with its
+// datatype: GET_REPLICA answers the body only, and once the replica is
+// promoted a sub-document lookup reads the xattr there.
+TEST_F(ReplicationProcessTest, XattrsReachTheReplicaWithTheDocument) {
+  ASSERT_NO_FATAL_FAILURE(startBoth());
+  const std::vector<protocol::Feature> features{
+      protocol::Feature::kXerror, protocol::Feature::kSelectBucket,
+      protocol::Feature::kAltRequestSupport, protocol::Feature::kSyncReplication,
+      protocol::Feature::kXattr};
+  protocol::Client a = n1_.connect();
+  ASSERT_TRUE(a.hello(features).ok());
+  // MULTI_MUTATION, Mkdoc: xattr "txn.id" = 7 (XattrPath | MkdirP), body "b" = 1.
+  std::string specs;
+  const auto spec = [&](uint8_t flags, std::string_view path, std::string_view value) {
+    specs.push_back(static_cast<char>(Opcode::kSubdocDictUpsert));
+    specs.push_back(static_cast<char>(flags));
+    protocol::wire::append16(specs, static_cast<uint16_t>(path.size()));
+    protocol::wire::append32(specs, static_cast<uint32_t>(value.size()));
+    specs.append(path).append(value);
+  };
+  spec(0x05, "txn.id", "7");
+  spec(0x00, "b", "1");
+  protocol::RequestFields fields{
+      .opcode = Opcode::kSubdocMultiMutation,
+      .vbucket = kOnN1,
+      .durability = protocol::DurabilitySpec{durability::Level::kMajority, 10000},
+      .extras = "\x01",
+      .key = "x",
+      .value = specs};
+  auto written = call(a, fields);
+  ASSERT_TRUE(written.ok()) << written.status();
+  ASSERT_EQ(written->status, Status::kSuccess) << written->errorContext();
+  protocol::Client b = n2_.connect();
+  ASSERT_TRUE(b.hello(features).ok());
+  EXPECT_TRUE(eventually([&] { return replicaValue(b, kOnN1, "x") == R"({"b":1})"; }))
+      << replicaValue(b, kOnN1, "x");
+  n1_.signal(SIGKILL);
+  EXPECT_EQ(n1_.wait(), -SIGKILL);
+  auto promoted =
+      b.setVbucketState(kOnN1, protocol::VbucketState::kActive, R"({"topology": [["n2"]]})");
+  ASSERT_TRUE(promoted.ok()) << promoted.status();
+  std::string extras;
+  protocol::wire::append16(extras, 6);
+  extras.push_back(0x04);  // XattrPath
+  auto read = call(b, {.opcode = Opcode::kSubdocGet,
+                       .vbucket = kOnN1,
+                       .extras = extras,
+                       .key = "x",
+                       .value = "txn.id"});
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->status, Status::kSuccess) << read->errorContext();
+  EXPECT_EQ(read->value, "7");
 }
 
 TEST_F(ReplicationProcessTest, APromotedReplicaReCommitsThePreparesItHeldAndReadsWaitForThem) {

@@ -13,7 +13,7 @@ syncwrite_test(server_integration_test server_durability_test.cc server_answer_o
   server_memory_test.cc server_flusher_test.cc server_network_abuse_test.cc
   server_fidelity_test.cc replication_process_test.cc replication_failover_test.cc
   server_persistence_test.cc server_crash_test.cc server_disk_failure_test.cc
-  replication_metrics_test.cc
+  replication_metrics_test.cc server_subdoc_test.cc
   LIBS syncwrite::protocol syncwrite::config syncwrite::command_line nlohmann_json::nlohmann_json
        syncwrite_cli_lib)
 target_compile_definitions(server_integration_test

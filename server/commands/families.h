@@ -28,5 +28,8 @@ void addDcpCommands(CommandTable& table);
 void addAuthCommands(CommandTable& table);
 // GET_CLUSTER_CONFIG, GET_ERROR_MAP (cluster.cc).
 void addClusterCommands(CommandTable& table);
+// SUBDOC_GET .. SUBDOC_REPLACE_BODY_WITH_XATTR, MULTI_LOOKUP, MULTI_MUTATION:
+// the subdoc library's lookups and mutations, stored like any write (subdoc.cc).
+void addSubdocCommands(CommandTable& table);
 
 }  // namespace syncwrite::server::commands

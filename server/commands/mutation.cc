@@ -36,20 +36,59 @@
 #include <absl/strings/str_cat.h>
 
 #include "server/commands/families.h"
+#include "server/commands/write_answers.h"
 #include "server/dispatcher.h"
 #include "server/json_value.h"
 #include "server/parse_number.h"
 #include "server/protocol/byte_order.h"
 #include "server/protocol/packet.h"
 #include "server/protocol/response_encoder.h"
+#include "subdoc/spec.h"
+#include "subdoc/xattr_blob.h"
 
 namespace syncwrite::server::commands {
-namespace {
 
 using protocol::Opcode;
 using protocol::Status;
 
-// A durability::WriteStatus other than kPending as a protocol status.
+void appendSuccess(std::string& out, const LateAnswerShape& shape, uint64_t cas, uint64_t seqno) {
+  if (shape.quiet) return;
+  // 16 bytes: on the stack, not in a string (which allocates above 15).
+  std::array<char, 16> uuid_seqno{};
+  std::string_view extras;
+  if (shape.has_uuid) {
+    protocol::wire::store64(uuid_seqno.data(), shape.vbucket_uuid);
+    protocol::wire::store64(uuid_seqno.data() + 8, seqno);
+    extras = {uuid_seqno.data(), uuid_seqno.size()};
+  }
+  const std::string value = counterAnswerValue(shape);
+  protocol::appendResponse(out, {.opcode = shape.opcode,
+                                 .status = Status::kSuccess,
+                                 .opaque = shape.opaque,
+                                 .cas = shape.zero_cas ? 0 : cas,
+                                 .extras = extras,
+                                 .value = value});
+}
+
+LateAnswerShape shapeFor(const CommandContext& context, const Bucket& bucket) {
+  LateAnswerShape shape;
+  shape.opcode = context.request.opcode;
+  shape.opaque = context.request.opaque;
+  shape.quiet = protocol::isQuiet(context.request.opcode);
+  // A plain memcached client (no HELLO) gets memcached's DELETE answer, CAS
+  // 0 (libmemcached's memcapable checks it); a Couchbase client gets the
+  // deletion's CAS, as kv_engine sends it.
+  shape.zero_cas =
+      protocol::unquiet(context.request.opcode) == Opcode::kDelete && !context.session.said_hello;
+  shape.json = context.session.json;
+  shape.xerror = context.session.xerror;
+  if (context.session.mutation_seqno) {
+    shape.has_uuid = true;
+    shape.vbucket_uuid = bucket.vbucketUuid(context.request.vbucket);
+  }
+  return shape;
+}
+
 Status statusFor(durability::WriteStatus status) {
   switch (status) {
     case durability::WriteStatus::kCommitted:
@@ -73,6 +112,45 @@ Status statusFor(durability::WriteStatus status) {
   return Status::kInternalError;
 }
 
+std::string counterAnswerValue(const LateAnswerShape& shape) {
+  std::string value;
+  if (!shape.has_counter) return value;
+  if (shape.opcode != Opcode::kSubdocCounter && shape.opcode != Opcode::kSubdocMultiMutation) {
+    protocol::wire::append64(value, shape.counter);  // 8 bytes: no allocation
+    return value;
+  }
+  const std::string text = std::to_string(static_cast<int64_t>(shape.counter));
+  if (shape.opcode == Opcode::kSubdocMultiMutation) {
+    value.push_back(static_cast<char>(shape.counter_index));
+    protocol::wire::append16(value, static_cast<uint16_t>(Status::kSuccess));
+    protocol::wire::append32(value, static_cast<uint32_t>(text.size()));
+  }
+  value += text;
+  return value;
+}
+
+void answerWriteRefused(CommandContext& context, const Bucket& bucket,
+                        durability::WriteStatus status) {
+  switch (status) {
+    case durability::WriteStatus::kNotActive:
+      answerNotMyVbucket(context);
+      break;
+    case durability::WriteStatus::kTemporaryFailure:
+      answerError(context, Status::kEtmpfail,
+                  bucket.durability().awaitingTopology(context.request.vbucket)
+                      ? absl::StrCat("vbucket ", context.request.vbucket,
+                                     " is active without a replication topology that names "
+                                     "this node; SyncWrites wait for SET_VBUCKET with one")
+                      : memoryFullMessage(bucket));
+      break;
+    default:
+      answerError(context, statusFor(status), {});
+      break;
+  }
+}
+
+namespace {
+
 durability::WriteOp writeOpFor(Opcode opcode) {
   switch (opcode) {
     case Opcode::kAdd:
@@ -84,27 +162,6 @@ durability::WriteOp writeOpFor(Opcode opcode) {
     default:
       return durability::WriteOp::kSet;
   }
-}
-
-// A mutation's Success answer (LateAnswerShape, command.h, says what it holds).
-void appendSuccess(std::string& out, const LateAnswerShape& shape, uint64_t cas, uint64_t seqno) {
-  if (shape.quiet) return;
-  // 16 bytes: on the stack, not in a string (which allocates above 15).
-  std::array<char, 16> uuid_seqno{};
-  std::string_view extras;
-  if (shape.has_uuid) {
-    protocol::wire::store64(uuid_seqno.data(), shape.vbucket_uuid);
-    protocol::wire::store64(uuid_seqno.data() + 8, seqno);
-    extras = {uuid_seqno.data(), uuid_seqno.size()};
-  }
-  std::string value;  // 8 bytes at most: no allocation
-  if (shape.has_counter) protocol::wire::append64(value, shape.counter);
-  protocol::appendResponse(out, {.opcode = shape.opcode,
-                                 .status = Status::kSuccess,
-                                 .opaque = shape.opaque,
-                                 .cas = shape.zero_cas ? 0 : cas,
-                                 .extras = extras,
-                                 .value = value});
 }
 
 // The error context of an ambiguous answer for `reason`, built once: a
@@ -122,25 +179,6 @@ const std::string& ambiguousContext(durability::AmbiguousReason reason) {
     return built;
   }();
   return contexts.at(static_cast<size_t>(reason));
-}
-
-LateAnswerShape shapeFor(const CommandContext& context, const Bucket& bucket) {
-  LateAnswerShape shape;
-  shape.opcode = context.request.opcode;
-  shape.opaque = context.request.opaque;
-  shape.quiet = protocol::isQuiet(context.request.opcode);
-  // A plain memcached client (no HELLO) gets memcached's DELETE answer, CAS
-  // 0 (libmemcached's memcapable checks it); a Couchbase client gets the
-  // deletion's CAS, as kv_engine sends it.
-  shape.zero_cas =
-      protocol::unquiet(context.request.opcode) == Opcode::kDelete && !context.session.said_hello;
-  shape.json = context.session.json;
-  shape.xerror = context.session.xerror;
-  if (context.session.mutation_seqno) {
-    shape.has_uuid = true;
-    shape.vbucket_uuid = bucket.vbucketUuid(context.request.vbucket);
-  }
-  return shape;
 }
 
 // Sends `write` and answers it. `late`, when set, is the LateReply a
@@ -166,23 +204,12 @@ Sent send(CommandContext& context, Bucket& bucket, durability::WriteRequest writ
     case durability::WriteStatus::kCommitted:
       appendSuccess(context.out, shape, cas, result.seqno);
       break;
-    case durability::WriteStatus::kNotActive:
-      answerNotMyVbucket(context);
-      break;
     case durability::WriteStatus::kKeyExists:
       if (retry_on_cas) return Sent::kCasMoved;
       answerError(context, statusFor(result.status), {});
       break;
-    case durability::WriteStatus::kTemporaryFailure:
-      answerError(context, Status::kEtmpfail,
-                  bucket.durability().awaitingTopology(request.vbucket)
-                      ? absl::StrCat("vbucket ", request.vbucket,
-                                     " is active without a replication topology that names "
-                                     "this node; SyncWrites wait for SET_VBUCKET with one")
-                      : memoryFullMessage(bucket));
-      break;
     default:
-      answerError(context, statusFor(result.status), {});
+      answerWriteRefused(context, bucket, result.status);
       break;
   }
   return Sent::kDone;
@@ -278,18 +305,33 @@ Disposition readModifyWrite(CommandContext& context, Compute compute) {
   return Disposition::kAnswered;
 }
 
+// The stored value split into its xattr section (kept as it is) and the body
+// the binary commands work on (subdoc/xattr_blob.h). False: a malformed section.
+bool splitStored(const vbucket::Item& item, subdoc::SplitValue& split) {
+  return subdoc::splitValue(item.value(), item.meta.datatype, split);
+}
+
+// `body` behind the xattr section `xattrs`, with the datatype that says so.
+void joinStored(Modified& m, std::string_view xattrs, std::string_view body, bool json) {
+  m.value.reserve(xattrs.size() + body.size());
+  m.value.append(xattrs).append(body);
+  m.meta.datatype = static_cast<uint8_t>((json ? protocol::kDatatypeJson : protocol::kDatatypeRaw) |
+                                         (xattrs.empty() ? 0 : subdoc::datatype::kXattr));
+}
+
 // INCREMENT/DECREMENT (kv_engine docs/BinaryProtocol.md): the counter is the
 // value as decimal text, read as kv_engine's safe_strtoull reads it
 // (parseCounter, parse_number.h); an absent key is created with `initial`
 // unless the expiry is 0xffffffff (then KeyNotFound); an increment wraps at
 // 2^64, a decrement stops at 0; a value that is no such number is
-// DeltaBadval. The new value is stored as datatype JSON, flags and expiry
-// kept.
+// DeltaBadval. The new value is stored as datatype JSON, flags, expiry and
+// xattrs kept (the counter is the body behind them).
 Disposition counter(CommandContext& context) {
   const protocol::Request& request = context.request;
   const bool increment = protocol::unquiet(request.opcode) == Opcode::kIncrement;
   return readModifyWrite(context, [&](const vbucket::Item* item, uint32_t now) {
     Modified m;
+    std::string_view xattrs;  // a counter keeps the item's xattrs
     uint64_t value = request.initial;
     if (item == nullptr) {
       if (request.expiry == 0xffffffff) {
@@ -298,7 +340,13 @@ Disposition counter(CommandContext& context) {
       }
       m.meta.expiry = absoluteExpiry(request.expiry, now);
     } else {
-      const std::optional<uint64_t> current = parseCounter(item->value());
+      subdoc::SplitValue split;
+      if (!splitStored(*item, split)) {
+        m.status = Status::kInternalError;
+        return m;
+      }
+      xattrs = split.xattrs;
+      const std::optional<uint64_t> current = parseCounter(split.body);
       if (!current) {
         m.status = Status::kDeltaBadval;
         return m;
@@ -307,15 +355,15 @@ Disposition counter(CommandContext& context) {
                         : (*current < request.delta ? 0 : *current - request.delta);
       m.meta = item->meta;
     }
-    m.value = std::to_string(value);
-    m.meta.datatype = protocol::kDatatypeJson;
+    joinStored(m, xattrs, std::to_string(value), true);
     m.counter = value;
     return m;
   });
 }
 
 // APPEND/PREPEND: the item must exist (NotStored otherwise); flags and
-// expiry stay, the datatype is the joined value's.
+// expiry stay, the datatype is the joined value's. Xattrs stay in front of
+// the body, which alone is appended to (as kv_engine's append keeps them).
 Disposition concat(CommandContext& context) {
   const protocol::Request& request = context.request;
   const bool append = protocol::unquiet(request.opcode) == Opcode::kAppend;
@@ -325,10 +373,16 @@ Disposition concat(CommandContext& context) {
       m.status = Status::kNotStored;
       return m;
     }
-    m.value = append ? absl::StrCat(std::string(item->value()), std::string(request.value))
-                     : absl::StrCat(std::string(request.value), std::string(item->value()));
+    subdoc::SplitValue split;
+    if (!splitStored(*item, split)) {
+      m.status = Status::kInternalError;
+      return m;
+    }
+    std::string body = append ? std::string(split.body).append(request.value)
+                              : std::string(request.value).append(split.body);
     m.meta = item->meta;
-    m.meta.datatype = isJson(m.value) ? protocol::kDatatypeJson : protocol::kDatatypeRaw;
+    const bool json = isJson(body);
+    joinStored(m, split.xattrs, body, json);
     return m;
   });
 }
@@ -376,7 +430,8 @@ size_t lateAnswerSize(const LateAnswerShape& shape,
     return protocol::kHeaderSize + commands::ambiguousContext(resolution.reason).size();
   }
   if (shape.quiet) return 0;
-  return protocol::kHeaderSize + (shape.has_uuid ? 16 : 0) + (shape.has_counter ? 8 : 0);
+  return protocol::kHeaderSize + (shape.has_uuid ? 16 : 0) +
+         commands::counterAnswerValue(shape).size();
 }
 
 }  // namespace syncwrite::server

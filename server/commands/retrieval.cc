@@ -1,5 +1,8 @@
 // GET, GETK, GETQ, GETKQ, GET_META, GET_REPLICA, TOUCH, GAT, GATQ.
 //
+// A value with xattrs is answered without them (the body only, datatype
+// without XATTR), as kv_engine's GET; sub-document lookups read them.
+//
 // GETK and GETKQ answer the key beside the value; GETQ, GETKQ and GATQ answer
 // nothing on a miss (memcached's quiet reads, for a pipeline ended by NOOP;
 // kv_engine's GatCommandContext the same for GATQ).
@@ -16,6 +19,7 @@
 #include "server/dispatcher.h"
 #include "server/protocol/byte_order.h"
 #include "server/protocol/response_encoder.h"
+#include "subdoc/xattr_blob.h"
 
 namespace syncwrite::server::commands {
 namespace {
@@ -49,7 +53,13 @@ void answerValue(CommandContext& context, const vbucket::Item& item, uint64_t ca
   const std::string_view key = loud == Opcode::kGetK ? context.request.key : std::string_view();
   std::string extras;
   protocol::wire::append32(extras, item.meta.flags);
-  const uint8_t datatype = context.session.json ? item.meta.datatype : protocol::kDatatypeRaw;
+  std::string_view body = item.value();
+  uint8_t datatype = item.meta.datatype;
+  if (!subdoc::stripXattrs(item.value(), item.meta.datatype, body, datatype)) {
+    answerError(context, Status::kInternalError, "the stored xattr section is malformed");
+    return;
+  }
+  if (!context.session.json) datatype = protocol::kDatatypeRaw;
   protocol::appendResponse(context.out, {.opcode = context.request.opcode,
                                          .status = Status::kSuccess,
                                          .opaque = context.request.opaque,
@@ -57,7 +67,7 @@ void answerValue(CommandContext& context, const vbucket::Item& item, uint64_t ca
                                          .datatype = datatype,
                                          .extras = extras,
                                          .key = key,
-                                         .value = item.value()});
+                                         .value = body});
 }
 
 // True, having answered SyncWriteReCommitInProgress, while a promoted

@@ -19,6 +19,7 @@ Disposition hello(CommandContext& context) {
   Session& session = context.session;
   session.said_hello = true;
   session.json = session.xerror = session.unordered = session.mutation_seqno = false;
+  session.xattr = false;
   for (protocol::Feature feature : agreed) {
     switch (feature) {
       case protocol::Feature::kJson:
@@ -32,6 +33,9 @@ Disposition hello(CommandContext& context) {
         break;
       case protocol::Feature::kMutationSeqno:
         session.mutation_seqno = true;
+        break;
+      case protocol::Feature::kXattr:
+        session.xattr = true;
         break;
       default:
         break;

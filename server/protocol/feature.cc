@@ -8,10 +8,15 @@
 namespace syncwrite::server::protocol {
 
 namespace {
-constexpr std::array<Feature, 8> kServerFeatures{
-    Feature::kTcpNodelay,        Feature::kMutationSeqno,  Feature::kXerror,
-    Feature::kSelectBucket,      Feature::kJson,           Feature::kUnorderedExecution,
-    Feature::kAltRequestSupport, Feature::kSyncReplication};
+constexpr std::array<Feature, 9> kServerFeatures{Feature::kTcpNodelay,
+                                                 Feature::kMutationSeqno,
+                                                 Feature::kXattr,
+                                                 Feature::kXerror,
+                                                 Feature::kSelectBucket,
+                                                 Feature::kJson,
+                                                 Feature::kUnorderedExecution,
+                                                 Feature::kAltRequestSupport,
+                                                 Feature::kSyncReplication};
 }  // namespace
 
 std::span<const Feature> serverFeatures() noexcept { return kServerFeatures; }

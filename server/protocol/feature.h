@@ -5,8 +5,8 @@
 // the subset it agrees to, in the same encoding. TcpNodelay, SELECT_BUCKET,
 // AltRequestSupport and SyncReplication are informational for syncwrite (the
 // server behaves the same whether or not they were negotiated); JSON, XERROR,
-// UnorderedExecution and MutationSeqno change how answers are shaped or sent
-// (server/command.h, Session).
+// XATTR (sub-document xattr paths), UnorderedExecution and MutationSeqno change how answers are
+// shaped or sent (server/command.h, Session).
 #pragma once
 
 #include <cstdint>
@@ -37,9 +37,9 @@ enum class Feature : uint16_t {
   kOpenTracing = 0x13,
 };
 
-// What syncwrite-server agrees to: TcpNodelay, MutationSeqno, XERROR,
+// What syncwrite-server agrees to: TcpNodelay, MutationSeqno, XATTR, XERROR,
 // SELECT_BUCKET, JSON, UnorderedExecution, AltRequestSupport, SyncReplication.
-// Never Snappy, XATTR, Collections, Duplex or cluster-map notifications.
+// Never Snappy, Collections, Duplex or cluster-map notifications.
 std::span<const Feature> serverFeatures() noexcept;
 
 // The features of a HELLO request's value that appear in `supported`, in the

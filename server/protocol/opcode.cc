@@ -118,6 +118,36 @@ std::string_view toString(Opcode opcode) noexcept {
       return "SET_PARAM";
     case Opcode::kSelectBucket:
       return "SELECT_BUCKET";
+    case Opcode::kSubdocGet:
+      return "SUBDOC_GET";
+    case Opcode::kSubdocExists:
+      return "SUBDOC_EXISTS";
+    case Opcode::kSubdocDictAdd:
+      return "SUBDOC_DICT_ADD";
+    case Opcode::kSubdocDictUpsert:
+      return "SUBDOC_DICT_UPSERT";
+    case Opcode::kSubdocDelete:
+      return "SUBDOC_DELETE";
+    case Opcode::kSubdocReplace:
+      return "SUBDOC_REPLACE";
+    case Opcode::kSubdocArrayPushLast:
+      return "SUBDOC_ARRAY_PUSH_LAST";
+    case Opcode::kSubdocArrayPushFirst:
+      return "SUBDOC_ARRAY_PUSH_FIRST";
+    case Opcode::kSubdocArrayInsert:
+      return "SUBDOC_ARRAY_INSERT";
+    case Opcode::kSubdocArrayAddUnique:
+      return "SUBDOC_ARRAY_ADD_UNIQUE";
+    case Opcode::kSubdocCounter:
+      return "SUBDOC_COUNTER";
+    case Opcode::kSubdocMultiLookup:
+      return "SUBDOC_MULTI_LOOKUP";
+    case Opcode::kSubdocMultiMutation:
+      return "SUBDOC_MULTI_MUTATION";
+    case Opcode::kSubdocGetCount:
+      return "SUBDOC_GET_COUNT";
+    case Opcode::kSubdocReplaceBodyWithXattr:
+      return "SUBDOC_REPLACE_BODY_WITH_XATTR";
   }
   return "UNKNOWN";
 }
@@ -183,8 +213,24 @@ bool isMutation(Opcode opcode) noexcept {
     case Opcode::kPrepend:
       return true;
     default:
-      return false;
+      return isSubdocMutation(opcode);
   }
+}
+
+bool isSubdocSinglePathLookup(Opcode opcode) noexcept {
+  return opcode == Opcode::kSubdocGet || opcode == Opcode::kSubdocExists ||
+         opcode == Opcode::kSubdocGetCount;
+}
+
+bool isSubdocSinglePathMutation(Opcode opcode) noexcept {
+  const auto byte = static_cast<uint8_t>(opcode);
+  return (byte >= static_cast<uint8_t>(Opcode::kSubdocDictAdd) &&
+          byte <= static_cast<uint8_t>(Opcode::kSubdocCounter)) ||
+         opcode == Opcode::kSubdocReplaceBodyWithXattr;
+}
+
+bool isSubdocMutation(Opcode opcode) noexcept {
+  return isSubdocSinglePathMutation(opcode) || opcode == Opcode::kSubdocMultiMutation;
 }
 
 }  // namespace syncwrite::server::protocol

@@ -78,6 +78,22 @@ enum class Opcode : uint8_t {
   kSelectBucket = 0x89,
   kGetMeta = 0xa0,
   kGetClusterConfig = 0xb5,
+  // Sub-document commands (kv_engine include/mcbp/protocol/opcode.h).
+  kSubdocGet = 0xc5,
+  kSubdocExists = 0xc6,
+  kSubdocDictAdd = 0xc7,
+  kSubdocDictUpsert = 0xc8,
+  kSubdocDelete = 0xc9,
+  kSubdocReplace = 0xca,
+  kSubdocArrayPushLast = 0xcb,
+  kSubdocArrayPushFirst = 0xcc,
+  kSubdocArrayInsert = 0xcd,
+  kSubdocArrayAddUnique = 0xce,
+  kSubdocCounter = 0xcf,
+  kSubdocMultiLookup = 0xd0,
+  kSubdocMultiMutation = 0xd1,
+  kSubdocGetCount = 0xd2,
+  kSubdocReplaceBodyWithXattr = 0xd3,
   kGetErrorMap = 0xfe,
 };
 
@@ -116,9 +132,18 @@ constexpr bool isQuiet(Opcode opcode) noexcept {
 }
 
 // True for the mutations, quiet or not: SET, ADD, REPLACE, DELETE,
-// INCREMENT, DECREMENT, APPEND, PREPEND — the opcodes that accept a
-// durability requirement frame.
+// INCREMENT, DECREMENT, APPEND, PREPEND, and the sub-document mutations
+// (isSubdocMutation) — the opcodes that accept a durability requirement frame.
 bool isMutation(Opcode opcode) noexcept;
+
+// The single-path sub-document lookups: SUBDOC_GET, SUBDOC_EXISTS,
+// SUBDOC_GET_COUNT.
+bool isSubdocSinglePathLookup(Opcode opcode) noexcept;
+// The single-path sub-document mutations: DICT_ADD .. COUNTER and
+// REPLACE_BODY_WITH_XATTR.
+bool isSubdocSinglePathMutation(Opcode opcode) noexcept;
+// The single-path mutations and SUBDOC_MULTI_MUTATION.
+bool isSubdocMutation(Opcode opcode) noexcept;
 
 // Upper-case kv_engine spelling ("SET", "DCP_SEQNO_ACKNOWLEDGED"), or
 // "UNKNOWN" for a byte not in the enum.

@@ -41,6 +41,11 @@ struct Shape {
 };
 
 Shape shapeOf(Opcode opcode) {
+  // Sub-document commands take several extras lengths: parseSubdocExtras checks them.
+  if (isSubdocSinglePathLookup(opcode) || opcode == Opcode::kSubdocMultiLookup) {
+    return {-1, -1, Need::kRequired, Need::kAny};
+  }
+  if (isSubdocMutation(opcode)) return {-1, -1, Need::kRequired, Need::kAny, Cas::kAny};
   switch (unquiet(opcode)) {
     case Opcode::kGetK:
       return {0, -1, Need::kRequired, Need::kNone};
@@ -169,7 +174,8 @@ bool parseFrames(const Packet& packet, ParseResult& result) {
     if (!isMutation(opcode)) {
       setError(result, Status::kEinval,
                absl::StrCat("durability requirement frame is only valid on a mutation (SET, ADD, "
-                            "REPLACE, DELETE, INCREMENT, DECREMENT, APPEND, PREPEND), not ",
+                            "REPLACE, DELETE, INCREMENT, DECREMENT, APPEND, PREPEND, SUBDOC_* "
+                            "mutations), not ",
                             std::string(toString(opcode))));
       return false;
     }
@@ -212,6 +218,57 @@ bool parseFrames(const Packet& packet, ParseResult& result) {
   }
   if (frames.malformed()) {
     setError(result, Status::kEinval, "malformed framing extras");
+    return false;
+  }
+  return true;
+}
+
+// The extras of a SUBDOC_* request (request.h lists the shapes).
+bool parseSubdocExtras(const Packet& packet, ParseResult& result) {
+  Request& r = result.request;
+  const std::string_view extras = packet.extras;
+  const Opcode opcode = packet.header.opcode;
+  const auto bad = [&](const char* allowed) {
+    setError(result, Status::kEinval,
+             absl::StrCat(std::string(toString(opcode)), " takes ", allowed,
+                          " bytes of extras, got ", extras.size()));
+    return false;
+  };
+  if (opcode == Opcode::kSubdocMultiLookup) {
+    if (extras.size() > 1) return bad("0 or 1");
+    if (extras.size() == 1) r.subdoc_doc_flags = static_cast<uint8_t>(extras[0]);
+    return true;
+  }
+  if (opcode == Opcode::kSubdocMultiMutation) {
+    if (!extras.empty() && extras.size() != 1 && extras.size() != 4 && extras.size() != 5) {
+      return bad("0, 1, 4 or 5");
+    }
+    if (extras.size() >= 4) {
+      r.expiry = wire::load32(extras, 0);
+      r.has_expiry = true;
+    }
+    if (extras.size() % 2 == 1) r.subdoc_doc_flags = static_cast<uint8_t>(extras.back());
+    return true;
+  }
+  const bool lookup = isSubdocSinglePathLookup(opcode);
+  if (lookup ? (extras.size() != 3 && extras.size() != 4)
+             : (extras.size() != 3 && extras.size() != 4 && extras.size() != 7 &&
+                extras.size() != 8)) {
+    return bad(lookup ? "3 or 4" : "3, 4, 7 or 8");
+  }
+  r.subdoc_path_length = wire::load16(extras, 0);
+  r.subdoc_path_flags = static_cast<uint8_t>(extras[2]);
+  if (extras.size() >= 7) {
+    r.expiry = wire::load32(extras, 3);
+    r.has_expiry = true;
+  }
+  if (extras.size() == 4 || extras.size() == 8) {
+    r.subdoc_doc_flags = static_cast<uint8_t>(extras.back());
+  }
+  if (r.subdoc_path_length > packet.value.size()) {
+    setError(result, Status::kEinval,
+             absl::StrCat(std::string(toString(opcode)), " path length ", r.subdoc_path_length,
+                          " exceeds the value's ", packet.value.size(), " bytes"));
     return false;
   }
   return true;
@@ -296,6 +353,23 @@ ParseResult parseRequest(const Packet& packet) {
                       absl::StrCat("HELLO value must be 2-byte feature codes, got ",
                                    packet.value.size(), " bytes"));
       }
+      break;
+    case Opcode::kSubdocGet:
+    case Opcode::kSubdocExists:
+    case Opcode::kSubdocDictAdd:
+    case Opcode::kSubdocDictUpsert:
+    case Opcode::kSubdocDelete:
+    case Opcode::kSubdocReplace:
+    case Opcode::kSubdocArrayPushLast:
+    case Opcode::kSubdocArrayPushFirst:
+    case Opcode::kSubdocArrayInsert:
+    case Opcode::kSubdocArrayAddUnique:
+    case Opcode::kSubdocCounter:
+    case Opcode::kSubdocMultiLookup:
+    case Opcode::kSubdocMultiMutation:
+    case Opcode::kSubdocGetCount:
+    case Opcode::kSubdocReplaceBodyWithXattr:
+      if (!parseSubdocExtras(packet, result)) return result;
       break;
     case Opcode::kSetParam: {
       const uint32_t type = wire::load32(packet.extras, 0);

@@ -38,6 +38,14 @@
 //   DCP_STREAM_REQ 48-byte extras, any value; DCP_CONTROL key, any value;
 //   DCP_BUFFER_ACKNOWLEDGEMENT 4-byte extras; DCP_CLOSE_STREAM nothing; GET_REPLICA key
 //   SASL_AUTH, SASL_STEP key (mechanism), any value; GET_ERROR_MAP 2-byte value (the version)
+//   single-path SUBDOC_*    extras 3 (path length, path flags), 4 (+ doc flags), 7 (+ expiry)
+//                           or 8 (+ expiry, doc flags); key; value = path then the spec's
+//                           value, path length <= value length; a CAS on mutations only
+//   SUBDOC_MULTI_LOOKUP     extras 0 or 1 (doc flags); key; value = specs (subdoc_request.h)
+//   SUBDOC_MULTI_MUTATION   extras 0, 1 (doc flags), 4 (expiry) or 5 (expiry, doc flags);
+//                           key; value = specs; any CAS
+//   (kv_engine docs/BinaryProtocol.md and docs/SubDocument.md; the specs themselves are
+//   decoded and checked by server/subdoc_request.h)
 #pragma once
 
 #include <cstdint>
@@ -96,6 +104,13 @@ struct Request {
   uint32_t vbucket_state_filter = 0;
   uint64_t delta = 0;    // INCREMENT/DECREMENT
   uint64_t initial = 0;  // INCREMENT/DECREMENT
+  // SUBDOC_*: the single-path extras (path length and path flags) and the
+  // document flags of any of them; `expiry` holds the expiry when
+  // `has_expiry` (absent: the mutation stores the document without one).
+  uint16_t subdoc_path_length = 0;
+  uint8_t subdoc_path_flags = 0;
+  uint8_t subdoc_doc_flags = 0;
+  bool has_expiry = false;
 };
 
 struct ParseResult {

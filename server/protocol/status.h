@@ -36,11 +36,37 @@ enum class Status : uint16_t {
   kInternalError = 0x84,
   kBusy = 0x85,
   kEtmpfail = 0x86,
+  kXattrEinval = 0x87,                  // an xattr key that breaks kv_engine's key rules
   kDurabilityInvalidLevel = 0xa0,       // the level byte names no level
   kDurabilityImpossible = 0xa1,         // the topology cannot satisfy the level
   kSyncWriteInProgress = 0xa2,          // another SyncWrite on the key is in flight
   kSyncWriteAmbiguous = 0xa3,           // timeout, vbucket left active, bucket deleted, shutdown
   kSyncWriteReCommitInProgress = 0xa4,  // a promoted replica's prepare awaits its new majority
+  // Sub-document statuses (kv_engine include/mcbp/protocol/status.h); the
+  // meanings are subdoc/status.h's, whose numbers these are.
+  kSubdocPathEnoent = 0xc0,
+  kSubdocPathMismatch = 0xc1,
+  kSubdocPathEinval = 0xc2,
+  kSubdocPathE2big = 0xc3,
+  kSubdocDocE2deep = 0xc4,
+  kSubdocValueCantinsert = 0xc5,
+  kSubdocDocNotJson = 0xc6,
+  kSubdocNumErange = 0xc7,
+  kSubdocDeltaEinval = 0xc8,
+  kSubdocPathEexists = 0xc9,
+  kSubdocValueEtoodeep = 0xca,
+  kSubdocInvalidCombo = 0xcb,
+  kSubdocMultiPathFailure = 0xcc,  // the body says which spec failed
+  kSubdocSuccessDeleted = 0xcd,
+  kSubdocXattrInvalidFlagCombo = 0xce,
+  kSubdocXattrInvalidKeyCombo = 0xcf,
+  kSubdocXattrUnknownMacro = 0xd0,
+  kSubdocXattrUnknownVattr = 0xd1,
+  kSubdocXattrCantModifyVattr = 0xd2,
+  kSubdocMultiPathFailureDeleted = 0xd3,
+  kSubdocInvalidXattrOrder = 0xd4,
+  kSubdocXattrUnknownVattrMacro = 0xd5,
+  kSubdocCanOnlyReviveDeletedDocuments = 0xd6,
 };
 
 // The kv_engine-style name: "SyncWriteAmbiguous", or "Unknown" for a value
@@ -68,7 +94,9 @@ std::span<const Status> allStatuses() noexcept;
 // maps Locked to KeyExists and NotLocked to Etmpfail; syncwrite has no
 // locking yet.) Statuses no engine call returns — SASL's AuthError and
 // AuthContinue, UnknownCommand — are kept, as kv_engine sends them as they
-// are.
+// are. The sub-document statuses are kept too: kv_engine's subdoc executor
+// answers them as MCBP statuses, which that remap (of engine error codes)
+// never sees.
 std::optional<Status> statusWithoutXerror(Status status) noexcept;
 
 }  // namespace syncwrite::server::protocol

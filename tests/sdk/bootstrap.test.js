@@ -111,6 +111,7 @@ describe('bootstrap against the embedded default config', () => {
       [0x04, 'MutationSeqno'],
       [0x07, 'XERROR'],
       [0x11, 'SyncReplication'],
+      [0x06, 'XATTR'],
     ]) {
       assert.ok(features.includes(code), `HELLO agrees to ${name}: ${features}`);
     }

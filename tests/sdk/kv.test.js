@@ -209,8 +209,6 @@ describe('operations out of scope answer UnsupportedOperationError', () => {
   const timeout = 3000;
   const cases = [
     ['getAndLock', (c) => c.getAndLock('unsupported', 5, { timeout })],
-    ['lookupIn', (c) => c.lookupIn('unsupported', [couchbase.LookupInSpec.get('a')], { timeout })],
-    ['mutateIn', (c) => c.mutateIn('unsupported', [couchbase.MutateInSpec.upsert('a', 2)], { timeout })],
   ];
   for (const [name, op] of cases) {
     it(name, async () => {

@@ -14,6 +14,16 @@ APPEND, STAT, SETQ, TOUCH, HELLO = 0x0e, 0x10, 0x11, 0x1c, 0x1f
 SASL_LIST, SASL_AUTH, SASL_STEP, SET_VBUCKET = 0x20, 0x21, 0x22, 0x3d
 DCP_OPEN, SEQNO_ACK, SET_PARAM, SELECT_BUCKET = 0x50, 0x61, 0x82, 0x89
 GET_META, GET_CLUSTER_CONFIG, GET_ERROR_MAP = 0xa0, 0xb5, 0xfe
+SUBDOC_GET, SUBDOC_DICT_UPSERT, SUBDOC_COUNTER = 0xc5, 0xc8, 0xcf
+SUBDOC_MULTI_LOOKUP, SUBDOC_MULTI_MUTATION = 0xd0, 0xd1
+
+
+def lookup_spec(opcode, path, flags=0):
+    return struct.pack(">BBH", opcode, flags, len(path)) + path
+
+
+def mutation_spec(opcode, path, value, flags=0):
+    return struct.pack(">BBHI", opcode, flags, len(path), len(value)) + path + value
 
 
 def req(opcode, key=b"", extras=b"", value=b"", opaque=0, vbucket=0, cas=0, frames=b"",
@@ -75,6 +85,14 @@ def request():
           req(INCREMENT, b"n", struct.pack(">QQI", 1, 10, 0), opaque=5,
               frames=durability(1, 100)))
 
+    write("request", "subdoc_multi_mutation_durable",
+          req(SUBDOC_MULTI_MUTATION, b"doc", struct.pack(">IB", 60, 0x01), opaque=6,
+              value=mutation_spec(SUBDOC_DICT_UPSERT, b"_t.cas", b'"${Mutation.CAS}"', 0x15)
+              + mutation_spec(SUBDOC_COUNTER, b"n", b"1"),
+              frames=durability(1, 100)))
+    write("request", "subdoc_get", req(SUBDOC_GET, b"doc", struct.pack(">HB", 3, 0), b"a.b",
+                                       opaque=7))
+
 
 def dispatcher():
     # byte 0 bit 0: the server has a user ("fuzz"/"fuzz"); then the stream.
@@ -105,6 +123,18 @@ def dispatcher():
           + req(SELECT_BUCKET, b"default", opaque=4) + store(SET, b"a", b"1", 5)
           + req(APPEND, b"a", value=b"2", opaque=6) + req(TOUCH, b"a", struct.pack(">I", 9), opaque=7)
           + req(GET_META, b"a", opaque=8))
+    # HELLO with XATTR (0x06), then sub-document writes and reads of one document.
+    write("dispatcher", "subdoc",
+          b"\x00" + req(HELLO, b"fuzz", value=struct.pack(">HHH", 0x06, 0x07, 0x0b), opaque=1)
+          + store(SET, b"d", b'{"a":[1]}', 2)
+          + req(SUBDOC_MULTI_MUTATION, b"d", b"\x01", opaque=3,
+                value=mutation_spec(SUBDOC_DICT_UPSERT, b"x.y", b"1", 0x05)
+                + mutation_spec(SUBDOC_COUNTER, b"n", b"2", 0x01), frames=durability(1, 50))
+          + req(SUBDOC_MULTI_LOOKUP, b"d", opaque=4,
+                value=lookup_spec(SUBDOC_GET, b"x", 0x04) + lookup_spec(SUBDOC_GET, b"a[-1]")
+                + lookup_spec(GET, b""))
+          + req(SUBDOC_GET, b"d", struct.pack(">HB", 4, 0), b"a[0]", opaque=5)
+          + req(GET, b"d", opaque=6))
     write("dispatcher", "scram_first", b"\x01" + req(SASL_AUTH, b"SCRAM-SHA256",
                                                      value=b"n,,n=fuzz,r=abcdef", opaque=1)
           + req(SASL_STEP, b"SCRAM-SHA256", value=b"c=biws,r=abcdef,p=AAAA", opaque=2))
