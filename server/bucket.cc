@@ -268,9 +268,9 @@ durability::WriteResult Bucket::write(vbucket::Vbid vbid, durability::WriteReque
 
 void Bucket::queued(vbucket::Vbid vbid, vbucket::QueueOp op) noexcept {
   if (!listening_.load(std::memory_order_acquire)) return;
-  // Null only while the bucket is built, before anything can be written.
-  // A replica waits only for the prepares (simulated_replica.h); an
-  // ephemeral bucket has no flusher.
+  // No flusher in an ephemeral bucket (and none yet while a couchbase one is
+  // built, before anything can be written). A replica waits only for the
+  // prepares (simulated_replica.h).
   const bool prepare = op == vbucket::QueueOp::kPrepare;
   if (flusher_) flusher_->markDirty(vbid, prepare);
   for (const auto& replica : replicas_) replica->markDirty(vbid, prepare);
