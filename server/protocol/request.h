@@ -3,22 +3,18 @@
 //
 // parseRequest checks, in this order (first failure wins):
 //   1. the opcode is one syncwrite implements          else kUnknownCommand
-//   2. section lengths fit the body                     else kEinval
-//   3. datatype is raw (0) or JSON (1)                  else kEinval
+//   2. section lengths fit the body; 3. datatype is raw (0) or JSON (1)  else kEinval
 //   4. key length <= 250 (except HELLO's agent name)    else kEinval
-//   5. framing extras well formed, ids 0 (reorder, empty), 1 (durability)
-//      and 3 (tracing, non-empty, ignored) only; durability only on a
-//      mutation (isMutation()), 1 or 3 bytes            else kEinval
-//      (repeated: the last one wins, see request.cc); a level byte naming
-//      no level or 0 (none), a timeout 0 or 0xffff      -> kDurabilityInvalidLevel
+//   5. framing extras well formed: ids 0 (reorder, empty), 3 (tracing, non-empty, ignored) and
+//      1 (durability, on a mutation (isMutation()) only, 1 or 3 bytes; repeated, the last one
+//      wins, see request.cc)  else kEinval; a level byte naming no level or 0 (none), a timeout
+//      0 or 0xffff  -> kDurabilityInvalidLevel
 //   6. the opcode's extras / key / value shape (below)  else kEinval
-//   7. no request CAS but on SET, REPLACE, DELETE, APPEND, PREPEND,
-//      SELECT_BUCKET, DCP_OPEN (as kv_engine's validator) and FLUSH
-//      (which kv_engine refuses)                         else kEinval
+//   7. no request CAS but on SET, REPLACE, DELETE, APPEND, PREPEND, SELECT_BUCKET,
+//      DCP_OPEN (as kv_engine's validator) and FLUSH (kv_engine refuses it)  else kEinval
 //   8. HELLO's codes, SET_PARAM's type, a state, GET_ERROR_MAP's 2 bytes  else kEinval
-//
-// Shapes (kv_engine docs/BinaryProtocol.md); what a shape does not name must be absent, and a
-// quiet variant has its loud form's (SETQ as SET, GETKQ as GETK, GATQ as GAT):
+// Shapes (kv_engine docs/BinaryProtocol.md, docs/SubDocument.md); what a shape does not name
+// must be absent; a quiet variant has its loud form's (SETQ as SET, GETKQ as GETK, GATQ as GAT):
 //   GET, GETK, DELETE       no extras, key, no value
 //   SET, ADD, REPLACE       8-byte extras (flags, expiry), key, any value
 //   APPEND, PREPEND         no extras, key, any value
@@ -27,10 +23,8 @@
 //   GET_META                no extras or 1 byte (the answer's version), key
 //   FLUSH                   no extras or 4 (a delay, refused unless 0)
 //   QUIT, NOOP, VERSION, SASL_LIST_MECHS, GET_CLUSTER_CONFIG: nothing
-//   VERBOSITY               4-byte extras (the level)
-//   STAT                    optional key (the group)
-//   HELLO                   optional key (agent), value of 2-byte codes
-//   SELECT_BUCKET           key (bucket name)
+//   VERBOSITY               4-byte extras (the level); STAT: optional key (the group)
+//   HELLO                   optional key (agent), value of 2-byte codes; SELECT_BUCKET: key
 //   SET_PARAM               4-byte extras (ParamType 1..6), key, value (text, may be empty)
 //   SET_VBUCKET             1 (or deprecated 4) byte extras, state 1..4; any value
 //   GET_ALL_VB_SEQNOS       no extras or 4 (state filter: 0 alive, or 1..4)
@@ -41,11 +35,9 @@
 //   single-path SUBDOC_*    extras 3 (path length, path flags), 4 (+ doc flags), 7 (+ expiry)
 //                           or 8 (+ expiry, doc flags); key; value = path then the spec's
 //                           value, path length <= value length; a CAS on mutations only
-//   SUBDOC_MULTI_LOOKUP     extras 0 or 1 (doc flags); key; value = specs (subdoc_request.h)
+//   SUBDOC_MULTI_LOOKUP     extras 0 or 1 (doc flags); key; value = specs
 //   SUBDOC_MULTI_MUTATION   extras 0, 1 (doc flags), 4 (expiry) or 5 (expiry, doc flags);
-//                           key; value = specs; any CAS
-//   (kv_engine docs/BinaryProtocol.md and docs/SubDocument.md; the specs themselves are
-//   decoded and checked by server/subdoc_request.h)
+//                           key; value = specs (decoded and checked by subdoc_request.h); any CAS
 #pragma once
 
 #include <cstdint>
