@@ -66,6 +66,17 @@ def start_cluster(bin_dir, workdir, names, buckets, what, top=None):
     return processes, ports
 
 
+def cli_stats(bin_dir, port, group="", bucket=None):
+    """STAT `group` of `bucket` (the default one when None) through
+    syncwrite-cli, as a dict of name -> value text; raises if the CLI fails."""
+    args = [os.path.join(bin_dir, "syncwrite-cli"), "--port", str(port)]
+    if bucket is not None:
+        args += ["--bucket", bucket]
+    out = subprocess.run(args + ["stats", group], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, check=True).stdout
+    return dict(line.split(None, 1) for line in out.splitlines() if " " in line)
+
+
 def machine():
     """What the figures were measured on: the CPU's model name (the first
     "model name" of /proc/cpuinfo, as `lscpu` shows it), the CPUs this process

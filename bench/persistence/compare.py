@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from loopback import free_port, machine, wait_for_port  # noqa: E402
+from loopback import cli_stats, free_port, machine, wait_for_port  # noqa: E402
 
 ROWS = [
     ("plain SET, ephemeral", "ephemeral", "none", 32),
@@ -48,10 +48,7 @@ def bucket(bucket_type):
 
 def flusher_counts(bin_dir, port):
     """(batches, items flushed) of the couchbase bucket's flusher."""
-    out = subprocess.run([os.path.join(bin_dir, "syncwrite-cli"), "--port", str(port),
-                          "--bucket", "couchbase", "stats", "memory"],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
-    stats = dict(line.split(None, 1) for line in out.splitlines() if " " in line)
+    stats = cli_stats(bin_dir, port, "memory", bucket="couchbase")
     return int(stats["flusher_batches"]), int(stats["flusher_items_flushed"])
 
 

@@ -23,7 +23,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from loopback import free_port, machine, wait_for_port  # noqa: E402
+from loopback import cli_stats, free_port, machine, wait_for_port  # noqa: E402
 
 
 def rss_kib(pid):
@@ -32,13 +32,6 @@ def rss_kib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     raise RuntimeError(f"no VmRSS for {pid}")
-
-
-def stats(bin_dir, port, group):
-    out = subprocess.run([os.path.join(bin_dir, "syncwrite-cli"), "--port", str(port),
-                          "stats", group], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, check=True).stdout
-    return dict(line.split(None, 1) for line in out.splitlines() if " " in line)
 
 
 def start(bin_dir, config, workdir, name):
@@ -78,7 +71,7 @@ def main():
         with open(os.path.join(workdir, "load.json")) as f:
             result["load_statuses"] = json.load(f).get("statuses")
         give_up = time.monotonic() + 300
-        while int(stats(args.bin, port, "memory")["flusher_items_queued"]) != 0:
+        while int(cli_stats(args.bin, port, "memory")["flusher_items_queued"]) != 0:
             if time.monotonic() > give_up:
                 raise RuntimeError("the flusher did not catch up in 300 s")
             time.sleep(0.2)
@@ -87,7 +80,7 @@ def main():
         server.wait(timeout=120)
 
         server, port, to_listen = start(args.bin, config, workdir, "warm")
-        warm = stats(args.bin, port, "warmup")
+        warm = cli_stats(args.bin, port, "warmup")
         result["spawn_to_listen_s"] = round(to_listen, 3)
         result["warmup_s"] = int(warm["ep_warmup_time"]) / 1e6
         result["warmup_items"] = int(warm["ep_warmup_key_count"])
